@@ -1,0 +1,264 @@
+//===- TileLayout.cpp - building and querying #tile.layout ----------------===//
+#include "dialects/tile/TileLayout.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace mlir::tile;
+
+static SmallVector<int64_t> flatten(ArrayRef<Basis> bases) {
+  SmallVector<int64_t> out;
+  for (const Basis &b : bases)
+    out.append(b.begin(), b.end());
+  return out;
+}
+
+LayoutAttr mlir::tile::makeLayout(MLIRContext *ctx, unsigned rank,
+                                  ArrayRef<Basis> regs, ArrayRef<Basis> lanes,
+                                  ArrayRef<Basis> warps) {
+  return LayoutAttr::get(ctx, rank, flatten(regs), flatten(lanes),
+                         flatten(warps));
+}
+
+Basis mlir::tile::basisAt(ArrayRef<int64_t> flat, unsigned rank, unsigned i) {
+  return Basis(flat.slice(i * rank, rank));
+}
+
+static SmallVector<Basis> unflatten(ArrayRef<int64_t> flat, unsigned rank) {
+  SmallVector<Basis> out;
+  for (unsigned i = 0; i < flat.size() / rank; ++i)
+    out.push_back(basisAt(flat, rank, i));
+  return out;
+}
+
+bool mlir::tile::isPowerOfTwoShape(ArrayRef<int64_t> shape) {
+  return llvm::all_of(shape, [](int64_t d) { return llvm::isPowerOf2_64(d); });
+}
+
+namespace {
+/// Builds a layout for `shape` from preferred bases: a basis that falls
+/// outside the shape is dropped (registers) or zeroed (lanes, warps, which
+/// then replicate); the uncovered part of each dimension is then covered by
+/// extra register bases, dimensions taken in `fillOrder`.
+struct LayoutBuilder {
+  ArrayRef<int64_t> shape;
+  SmallVector<Basis> regs, lanes, warps;
+
+  bool fits(const Basis &b) const {
+    for (size_t d = 0; d < b.size(); ++d)
+      if (b[d] >= shape[d])
+        return false;
+    return true;
+  }
+  void reg(Basis b) {
+    if (fits(b))
+      regs.push_back(b);
+  }
+  void lane(Basis b) { lanes.push_back(fits(b) ? b : Basis(b.size(), 0)); }
+  void warp(Basis b) { warps.push_back(fits(b) ? b : Basis(b.size(), 0)); }
+
+  int64_t covered(unsigned d) const {
+    int64_t c = 1;
+    for (auto *kind : {&regs, &lanes, &warps})
+      for (const Basis &b : *kind)
+        if (b[d])
+          c *= 2;
+    return c;
+  }
+  void fill(ArrayRef<unsigned> order) {
+    for (unsigned d : order)
+      for (int64_t c = covered(d); c < shape[d]; c *= 2) {
+        Basis b(shape.size(), 0);
+        b[d] = c;
+        regs.push_back(b);
+      }
+  }
+  LayoutAttr get(MLIRContext *ctx) {
+    return makeLayout(ctx, shape.size(), regs, lanes, warps);
+  }
+};
+
+Basis b2(int64_t r, int64_t c) { return Basis{r, c}; }
+} // namespace
+
+/// log2 of the warp count.
+static unsigned warpBits(int64_t numWarps) { return llvm::Log2_64(numWarps); }
+
+LayoutAttr mlir::tile::getAccumulatorLayout(MLIRContext *ctx,
+                                            ArrayRef<int64_t> shape,
+                                            int64_t numWarps) {
+  if (shape.size() == 1) {
+    SmallVector<int64_t> s2 = {shape[0], 1};
+    return sliceLayout(getAccumulatorLayout(ctx, s2, numWarps), 1);
+  }
+  LayoutBuilder b{shape};
+  b.reg(b2(0, 1));
+  b.reg(b2(8, 0));
+  for (Basis l : {b2(0, 2), b2(0, 4), b2(1, 0), b2(2, 0), b2(4, 0)})
+    b.lane(l);
+  for (unsigned i = 0; i < warpBits(numWarps); ++i)
+    b.warp(b2(16 << i, 0));
+  b.fill({1, 0});
+  return b.get(ctx);
+}
+
+LayoutAttr mlir::tile::getDotOperandLayout(MLIRContext *ctx,
+                                           ArrayRef<int64_t> shape,
+                                           int64_t numWarps, unsigned opIdx) {
+  LayoutBuilder b{shape};
+  if (opIdx == 0) {
+    // A (m16 x k16): a0a1 row g, k 2t..2t+1; a2a3 row g+8; a4..a7 k+8.
+    b.reg(b2(0, 1));
+    b.reg(b2(8, 0));
+    b.reg(b2(0, 8));
+    for (Basis l : {b2(0, 2), b2(0, 4), b2(1, 0), b2(2, 0), b2(4, 0)})
+      b.lane(l);
+    for (unsigned i = 0; i < warpBits(numWarps); ++i)
+      b.warp(b2(16 << i, 0));
+    b.fill({1, 0});
+  } else {
+    // B (k16 x n8): b0b1 k 2t..2t+1, col g; b2b3 k+8. Replicated over warps.
+    b.reg(b2(1, 0));
+    b.reg(b2(8, 0));
+    for (Basis l : {b2(2, 0), b2(4, 0), b2(0, 1), b2(0, 2), b2(0, 4)})
+      b.lane(l);
+    for (unsigned i = 0; i < warpBits(numWarps); ++i)
+      b.warps.push_back(b2(0, 0));
+    b.fill({0, 1});
+  }
+  return b.get(ctx);
+}
+
+LayoutAttr mlir::tile::getFmaOperandLayout(LayoutAttr acc,
+                                           ArrayRef<int64_t> operandShape,
+                                           unsigned opIdx) {
+  // A (MxK) keeps the accumulator's rows (dim 0) and holds all of K in
+  // registers; B (KxN) keeps its columns (dim 1), K in registers.
+  unsigned keep = opIdx == 0 ? 0 : 1, kdim = opIdx == 0 ? 1 : 0;
+  unsigned rank = 2;
+  LayoutBuilder b{operandShape};
+  auto project = [&](const Basis &src) {
+    Basis out(2, 0);
+    out[keep] = src[keep];
+    return out;
+  };
+  for (const Basis &r : unflatten(acc.getRegs(), rank))
+    if (r[keep])
+      b.regs.push_back(project(r));
+  for (const Basis &l : unflatten(acc.getLanes(), rank))
+    b.lanes.push_back(project(l));
+  for (const Basis &w : unflatten(acc.getWarps(), rank))
+    b.warps.push_back(project(w));
+  b.fill({kdim});
+  return b.get(acc.getContext());
+}
+
+LayoutAttr mlir::tile::getDefaultLayout(MLIRContext *ctx,
+                                        ArrayRef<int64_t> shape,
+                                        int64_t numWarps) {
+  return getAccumulatorLayout(ctx, shape, numWarps);
+}
+
+LayoutAttr mlir::tile::sliceLayout(LayoutAttr l, unsigned dim) {
+  unsigned rank = l.getRank();
+  auto drop = [&](ArrayRef<int64_t> flat, bool dropZero) {
+    SmallVector<Basis> out;
+    for (Basis b : unflatten(flat, rank)) {
+      bool onlyDim = llvm::all_of(llvm::seq<unsigned>(0, rank), [&](unsigned d) {
+        return d == dim || b[d] == 0;
+      });
+      b.erase(b.begin() + dim);
+      if (dropZero && onlyDim)
+        continue;
+      out.push_back(b);
+    }
+    return out;
+  };
+  return makeLayout(l.getContext(), rank - 1, drop(l.getRegs(), true),
+                    drop(l.getLanes(), false), drop(l.getWarps(), false));
+}
+
+LayoutAttr mlir::tile::expandLayout(LayoutAttr l, unsigned axis) {
+  unsigned rank = l.getRank();
+  auto ins = [&](ArrayRef<int64_t> flat) {
+    SmallVector<Basis> out = unflatten(flat, rank);
+    for (Basis &b : out)
+      b.insert(b.begin() + axis, 0);
+    return out;
+  };
+  return makeLayout(l.getContext(), rank + 1, ins(l.getRegs()),
+                    ins(l.getLanes()), ins(l.getWarps()));
+}
+
+LayoutAttr mlir::tile::transposeLayout(LayoutAttr l) {
+  auto swap = [&](ArrayRef<int64_t> flat) {
+    SmallVector<Basis> out = unflatten(flat, 2);
+    for (Basis &b : out)
+      std::swap(b[0], b[1]);
+    return out;
+  };
+  return makeLayout(l.getContext(), 2, swap(l.getRegs()), swap(l.getLanes()),
+                    swap(l.getWarps()));
+}
+
+LayoutAttr mlir::tile::broadcastSourceLayout(LayoutAttr dst,
+                                             ArrayRef<int64_t> srcShape) {
+  unsigned rank = dst.getRank();
+  auto fix = [&](ArrayRef<int64_t> flat, bool dropZero) {
+    SmallVector<Basis> out;
+    for (Basis b : unflatten(flat, rank)) {
+      bool touched = false;
+      for (unsigned d = 0; d < rank; ++d)
+        if (srcShape[d] == 1 && b[d]) {
+          b[d] = 0;
+          touched = true;
+        }
+      bool zero = llvm::all_of(b, [](int64_t v) { return v == 0; });
+      if (dropZero && touched && zero)
+        continue;
+      out.push_back(b);
+    }
+    return out;
+  };
+  return makeLayout(dst.getContext(), rank, fix(dst.getRegs(), true),
+                    fix(dst.getLanes(), false), fix(dst.getWarps(), false));
+}
+
+SmallVector<int64_t> mlir::tile::regCoords(LayoutAttr l, int64_t reg) {
+  unsigned rank = l.getRank();
+  SmallVector<int64_t> c(rank, 0);
+  for (unsigned i = 0; i < l.getNumRegBits(); ++i)
+    if (reg & (int64_t(1) << i))
+      for (unsigned d = 0; d < rank; ++d)
+        c[d] ^= l.getRegs()[i * rank + d];
+  return c;
+}
+
+bool mlir::tile::sameThreadMapping(LayoutAttr a, LayoutAttr b) {
+  return a.getRank() == b.getRank() && a.getLanes() == b.getLanes() &&
+         a.getWarps() == b.getWarps();
+}
+
+std::optional<SmallVector<int64_t>>
+mlir::tile::registerPermutation(LayoutAttr src, LayoutAttr dst) {
+  if (!sameThreadMapping(src, dst))
+    return std::nullopt;
+  llvm::DenseMap<int64_t, int64_t> byCoord;
+  auto key = [](ArrayRef<int64_t> c) {
+    int64_t k = 0;
+    for (int64_t v : c)
+      k = k * (int64_t(1) << 24) + v;
+    return k;
+  };
+  for (int64_t r = 0; r < src.getNumRegs(); ++r)
+    byCoord.try_emplace(key(regCoords(src, r)), r);
+  SmallVector<int64_t> perm;
+  for (int64_t r = 0; r < dst.getNumRegs(); ++r) {
+    auto it = byCoord.find(key(regCoords(dst, r)));
+    if (it == byCoord.end())
+      return std::nullopt;
+    perm.push_back(it->second);
+  }
+  return perm;
+}

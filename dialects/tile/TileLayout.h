@@ -1,0 +1,66 @@
+//===- TileLayout.h - building and querying #tile.layout ---------*- C++ -*-===//
+//
+// A layout maps (reg, lane, warp) bit indices to tile coordinates linearly
+// over GF(2) (see LayoutAttr). Shapes are powers of two. The layouts used by
+// the compiler are built here:
+//   * accumulator: the mma.sync m16n8 C fragment, warps stacked along dim 0,
+//     repeated over the rest of the tile (the default for every 2-D tile);
+//   * dot operand A (m16k16) and B (k16n8) of mma.sync;
+//   * slices (a dimension removed) and expansions (a size-1 dimension added).
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "dialects/tile/TileDialect.h"
+
+namespace mlir::tile {
+
+using Basis = SmallVector<int64_t, 2>;
+
+/// Builds a layout from explicit bases.
+LayoutAttr makeLayout(MLIRContext *ctx, unsigned rank, ArrayRef<Basis> regs,
+                      ArrayRef<Basis> lanes, ArrayRef<Basis> warps);
+
+/// True when every dimension is a power of two.
+bool isPowerOfTwoShape(ArrayRef<int64_t> shape);
+
+/// mma.sync accumulator layout (1-D: the rows of a [M, 1] accumulator).
+LayoutAttr getAccumulatorLayout(MLIRContext *ctx, ArrayRef<int64_t> shape,
+                                int64_t numWarps);
+/// mma.sync m16n8k16 operand layouts: opIdx 0 is A (MxK), 1 is B (KxN).
+LayoutAttr getDotOperandLayout(MLIRContext *ctx, ArrayRef<int64_t> shape,
+                               int64_t numWarps, unsigned opIdx);
+/// Layouts for the IEEE fp32 (FMA) product: A holds whole rows of K for the
+/// rows of the accumulator, B whole columns of K for its columns.
+LayoutAttr getFmaOperandLayout(LayoutAttr acc, ArrayRef<int64_t> operandShape,
+                               unsigned opIdx);
+/// The default layout of a tile of this shape.
+LayoutAttr getDefaultLayout(MLIRContext *ctx, ArrayRef<int64_t> shape,
+                            int64_t numWarps);
+
+/// Removes dimension `dim` (reg bases that become zero are dropped; lane and
+/// warp bases that become zero mean replication).
+LayoutAttr sliceLayout(LayoutAttr l, unsigned dim);
+/// Inserts a dimension of size 1 at `axis`.
+LayoutAttr expandLayout(LayoutAttr l, unsigned axis);
+/// Swaps the two dimensions of a 2-D layout.
+LayoutAttr transposeLayout(LayoutAttr l);
+/// The layout a broadcast operand must have so that broadcasting to `dst`
+/// (from `srcShape`) is a pure register copy.
+LayoutAttr broadcastSourceLayout(LayoutAttr dst, ArrayRef<int64_t> srcShape);
+
+/// Tile coordinates contributed by the register index `reg`.
+SmallVector<int64_t> regCoords(LayoutAttr l, int64_t reg);
+/// Basis `i` of a kind ("regs", "lanes", "warps") as a vector.
+Basis basisAt(ArrayRef<int64_t> flat, unsigned rank, unsigned i);
+
+/// True when the two layouts put every element on the same lanes and warps,
+/// so converting between them only moves registers.
+bool sameThreadMapping(LayoutAttr a, LayoutAttr b);
+
+/// For a register-only conversion from `src` to `dst` (lanes/warps equal),
+/// the source register each destination register reads; nullopt when some
+/// destination element is not held by the same thread in `src`.
+std::optional<SmallVector<int64_t>> registerPermutation(LayoutAttr src,
+                                                        LayoutAttr dst);
+} // namespace mlir::tile

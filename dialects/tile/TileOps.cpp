@@ -1,0 +1,271 @@
+//===- TileOps.cpp - verifiers and folders of the tile ops ----------------===//
+#include "dialects/tile/TileDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Matchers.h"
+
+using namespace mlir;
+using namespace mlir::tile;
+
+static TileType tileOf(Value v) { return cast<TileType>(v.getType()); }
+
+/// Checks that `b` (named `what` in the message) has the shape of the
+/// reference `a`: "<what> shape [<b>] does not match [<a>]".
+static LogicalResult sameShape(Operation *op, TileType a, TileType b,
+                               StringRef what) {
+  if (a.getShape() != b.getShape())
+    return op->emitOpError() << what << " shape [" << b.getShape()
+                             << "] does not match [" << a.getShape() << "]";
+  return success();
+}
+
+/// Checks that `b` (named `what`) has the layout of the reference `a`.
+static LogicalResult sameLayout(Operation *op, TileType a, TileType b,
+                                StringRef what) {
+  if (a.getEncoding() != b.getEncoding())
+    return op->emitOpError() << what << " layout does not match";
+  return success();
+}
+
+static bool isFloatLike(Type t) { return isa<FloatType>(t); }
+
+LogicalResult IotaOp::verify() {
+  if (getType().getRank() != 1)
+    return emitOpError("result must be a 1-D tile");
+  return success();
+}
+
+LogicalResult FullOp::verify() {
+  auto typed = cast<TypedAttr>(getValue());
+  if (typed.getType() != getType().getElementType())
+    return emitOpError() << "value type " << typed.getType()
+                         << " does not match element type "
+                         << getType().getElementType();
+  return success();
+}
+
+OpFoldResult FullOp::fold(FoldAdaptor) { return getValue(); }
+
+LogicalResult ExpandDimsOp::verify() {
+  TileType src = tileOf(getSrc()), res = getType();
+  int64_t axis = getAxis();
+  if (axis < 0 || axis > src.getRank())
+    return emitOpError() << "axis " << axis << " out of range for rank "
+                         << src.getRank();
+  SmallVector<int64_t> want(src.getShape());
+  want.insert(want.begin() + axis, 1);
+  if (res.getShape() != ArrayRef<int64_t>(want))
+    return emitOpError() << "result shape must be [" << ArrayRef<int64_t>(want)
+                         << "]";
+  if (res.getElementType() != src.getElementType())
+    return emitOpError("element types must match");
+  return success();
+}
+
+LogicalResult BroadcastOp::verify() {
+  TileType src = tileOf(getSrc()), res = getType();
+  if (src.getRank() != res.getRank())
+    return emitOpError() << "cannot broadcast rank " << src.getRank()
+                         << " to rank " << res.getRank();
+  for (auto [s, r] : llvm::zip(src.getShape(), res.getShape()))
+    if (s != r && s != 1)
+      return emitOpError() << "cannot broadcast [" << src.getShape() << "] to ["
+                           << res.getShape() << "]";
+  if (res.getElementType() != src.getElementType())
+    return emitOpError("element types must match");
+  return success();
+}
+
+OpFoldResult BroadcastOp::fold(FoldAdaptor) {
+  if (getSrc().getType() == getType())
+    return getSrc();
+  return {};
+}
+
+LogicalResult TransOp::verify() {
+  TileType src = tileOf(getSrc()), res = getType();
+  if (src.getRank() != 2)
+    return emitOpError("operand must be a 2-D tile");
+  if (res.getRank() != 2 || res.getDimSize(0) != src.getDimSize(1) ||
+      res.getDimSize(1) != src.getDimSize(0))
+    return emitOpError() << "result shape must be [" << src.getDimSize(1)
+                         << ", " << src.getDimSize(0) << "]";
+  if (res.getElementType() != src.getElementType())
+    return emitOpError("element types must match");
+  return success();
+}
+
+LogicalResult ConvertLayoutOp::verify() {
+  TileType src = tileOf(getSrc()), res = getType();
+  if (failed(sameShape(*this, src, res, "result")))
+    return failure();
+  if (res.getElementType() != src.getElementType())
+    return emitOpError("element types must match");
+  return success();
+}
+
+OpFoldResult ConvertLayoutOp::fold(FoldAdaptor) {
+  if (getSrc().getType() == getType())
+    return getSrc();
+  // convert(convert(x)) -> convert(x) is done by a pattern; x -> x here.
+  if (auto inner = getSrc().getDefiningOp<ConvertLayoutOp>())
+    if (inner.getSrc().getType() == getType())
+      return inner.getSrc();
+  return {};
+}
+
+LogicalResult AddPtrOp::verify() {
+  Type p = getPtr().getType(), o = getOffset().getType();
+  auto pt = dyn_cast<TileType>(p);
+  auto ot = dyn_cast<TileType>(o);
+  if (bool(pt) != bool(ot))
+    return emitOpError("pointer and offset must both be scalars or both tiles");
+  if (pt) {
+    if (failed(sameShape(*this, pt, ot, "offset")) ||
+        failed(sameLayout(*this, pt, ot, "offset")))
+      return failure();
+  }
+  return success();
+}
+
+static Type pointee(TileType ptrTile) {
+  return cast<PtrType>(ptrTile.getElementType()).getPointeeType();
+}
+
+LogicalResult LoadOp::verify() {
+  TileType ptr = tileOf(getPtr()), res = getType();
+  if (failed(sameShape(*this, ptr, res, "result")) ||
+      failed(sameLayout(*this, ptr, res, "result")))
+    return failure();
+  if (pointee(ptr) != res.getElementType())
+    return emitOpError() << "result element type " << res.getElementType()
+                         << " does not match pointee type " << pointee(ptr);
+  if (getMask() && (failed(sameShape(*this, ptr, tileOf(getMask()), "mask")) ||
+                    failed(sameLayout(*this, ptr, tileOf(getMask()), "mask"))))
+    return failure();
+  if (getOther()) {
+    if (!getMask())
+      return emitOpError("`other` needs a `mask`");
+    if (getOther().getType() != res)
+      return emitOpError("`other` must have the result type");
+  }
+  return success();
+}
+
+LogicalResult StoreOp::verify() {
+  TileType ptr = tileOf(getPtr()), val = tileOf(getValue());
+  if (failed(sameShape(*this, ptr, val, "value")) ||
+      failed(sameLayout(*this, ptr, val, "value")))
+    return failure();
+  if (pointee(ptr) != val.getElementType())
+    return emitOpError() << "value element type " << val.getElementType()
+                         << " does not match pointee type " << pointee(ptr);
+  if (getMask() && (failed(sameShape(*this, ptr, tileOf(getMask()), "mask")) ||
+                    failed(sameLayout(*this, ptr, tileOf(getMask()), "mask"))))
+    return failure();
+  return success();
+}
+
+LogicalResult AtomicAddOp::verify() {
+  TileType ptr = tileOf(getPtr()), val = tileOf(getValue());
+  if (failed(sameShape(*this, ptr, val, "value")) ||
+      failed(sameLayout(*this, ptr, val, "value")))
+    return failure();
+  if (pointee(ptr) != val.getElementType())
+    return emitOpError() << "value element type " << val.getElementType()
+                         << " does not match pointee type " << pointee(ptr);
+  if (getType() != val)
+    return emitOpError("result must have the value's type");
+  if (getMask() && (failed(sameShape(*this, ptr, tileOf(getMask()), "mask")) ||
+                    failed(sameLayout(*this, ptr, tileOf(getMask()), "mask"))))
+    return failure();
+  return success();
+}
+
+LogicalResult DotOp::verify() {
+  TileType a = tileOf(getA()), b = tileOf(getB()), c = tileOf(getAcc());
+  if (a.getRank() != 2 || b.getRank() != 2 || c.getRank() != 2)
+    return emitOpError("operands must be 2-D tiles");
+  if (a.getDimSize(1) != b.getDimSize(0))
+    return emitOpError() << "inner dimensions do not match: [" << a.getShape()
+                         << "] x [" << b.getShape() << "]";
+  if (c.getDimSize(0) != a.getDimSize(0) || c.getDimSize(1) != b.getDimSize(1))
+    return emitOpError() << "accumulator shape [" << c.getShape()
+                         << "] does not match the product shape ["
+                         << a.getDimSize(0) << ", " << b.getDimSize(1) << "]";
+  if (a.getElementType() != b.getElementType())
+    return emitOpError() << "operand element types differ: "
+                         << a.getElementType() << " vs " << b.getElementType();
+  if (!c.getElementType().isF32() && !c.getElementType().isF64())
+    return emitOpError("accumulator must be f32 (or f64 for f64 operands)");
+  if (c.getElementType().isF64() != a.getElementType().isF64())
+    return emitOpError("f64 operands need an f64 accumulator and vice versa");
+  if (getType() != c)
+    return emitOpError("result must have the accumulator's type");
+  if (getAllowTf32() && !a.getElementType().isF32())
+    return emitOpError("allow_tf32 only applies to f32 operands");
+  return success();
+}
+
+LogicalResult ReduceOp::verify() {
+  TileType src = tileOf(getSrc()), res = getType();
+  int64_t axis = getAxis();
+  if (axis < 0 || axis >= src.getRank())
+    return emitOpError() << "axis " << axis << " out of range for rank "
+                         << src.getRank();
+  if (src.getRank() == 1)
+    return emitOpError("reducing a 1-D tile to a scalar is not supported; "
+                       "reduce a 2-D tile along one axis");
+  SmallVector<int64_t> want(src.getShape());
+  want.erase(want.begin() + axis);
+  if (res.getShape() != ArrayRef<int64_t>(want))
+    return emitOpError() << "result shape must be [" << ArrayRef<int64_t>(want)
+                         << "]";
+  if (res.getElementType() != src.getElementType())
+    return emitOpError("element types must match");
+  return success();
+}
+
+LogicalResult CmpOp::verify() {
+  TileType l = tileOf(getLhs()), r = getType();
+  if (failed(sameShape(*this, l, r, "result")) ||
+      failed(sameLayout(*this, l, r, "result")))
+    return failure();
+  return success();
+}
+
+LogicalResult WhereOp::verify() {
+  TileType c = tileOf(getCond()), r = getType();
+  if (failed(sameShape(*this, r, c, "condition")) ||
+      failed(sameLayout(*this, r, c, "condition")))
+    return failure();
+  return success();
+}
+
+static bool isCastable(Type t) {
+  return t.isF16() || t.isBF16() || t.isF32() || t.isF64() ||
+         t.isInteger(1) || t.isInteger(8) || t.isInteger(16) ||
+         t.isInteger(32) || t.isInteger(64);
+}
+
+LogicalResult CastOp::verify() {
+  TileType src = tileOf(getSrc()), res = getType();
+  if (failed(sameShape(*this, src, res, "result")) ||
+      failed(sameLayout(*this, src, res, "result")))
+    return failure();
+  if (!isCastable(src.getElementType()) || !isCastable(res.getElementType()))
+    return emitOpError() << "cannot cast " << src.getElementType() << " to "
+                         << res.getElementType();
+  (void)isFloatLike;
+  return success();
+}
+
+OpFoldResult CastOp::fold(FoldAdaptor) {
+  if (getSrc().getType() == getType())
+    return getSrc();
+  return {};
+}
+
+#define GET_OP_CLASSES
+#include "dialects/tile/TileOps.cpp.inc"

@@ -1,0 +1,397 @@
+//===- TileOps.td - tile dialect operations ---------------*- tablegen -*-===//
+#ifndef TILE_OPS_TD
+#define TILE_OPS_TD
+
+include "TileTypes.td"
+include "mlir/IR/EnumAttr.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+
+//===----------------------------------------------------------------------===//
+// Program ids
+//===----------------------------------------------------------------------===//
+
+def Tile_ProgramIdOp : Tile_Op<"program_id", [Pure]> {
+  let summary = "Index of this program along a grid axis";
+  let description = [{
+    Returns the index of the running program (CTA) along grid axis 0, 1 or 2.
+
+    ```mlir
+    %pid = tile.program_id 0 : i32
+    ```
+  }];
+  let arguments = (ins ConfinedAttr<I32Attr, [IntMinValue<0>, IntMaxValue<2>]>:$axis);
+  let results = (outs I32:$result);
+  let assemblyFormat = "$axis attr-dict `:` type($result)";
+}
+
+def Tile_NumProgramsOp : Tile_Op<"num_programs", [Pure]> {
+  let summary = "Number of programs along a grid axis";
+  let description = [{
+    Returns the grid size along axis 0, 1 or 2.
+
+    ```mlir
+    %n = tile.num_programs 1 : i32
+    ```
+  }];
+  let arguments = (ins ConfinedAttr<I32Attr, [IntMinValue<0>, IntMaxValue<2>]>:$axis);
+  let results = (outs I32:$result);
+  let assemblyFormat = "$axis attr-dict `:` type($result)";
+}
+
+//===----------------------------------------------------------------------===//
+// Tile creation
+//===----------------------------------------------------------------------===//
+
+def Tile_IotaOp : Tile_Op<"iota", [Pure]> {
+  let summary = "The tile [0, 1, …, N-1]";
+  let description = [{
+    A one-dimensional integer tile holding 0 … N-1.
+
+    ```mlir
+    %r = tile.iota : !tile.tile<128xi32>
+    ```
+  }];
+  let results = (outs Tile_IndexTile:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_FullOp : Tile_Op<"full", [Pure, ConstantLike]> {
+  let summary = "A tile filled with one constant";
+  let description = [{
+    A tile whose every element is `value` (`zeros` is `full` with 0).
+
+    ```mlir
+    %m = tile.full -0x7F800000 : !tile.tile<128xf32>   // -inf
+    %z = tile.full 0.0 : !tile.tile<128x64xf32>
+    ```
+  }];
+  let arguments = (ins TypedAttrInterface:$value);
+  let results = (outs Tile_ValueTile:$result);
+  let assemblyFormat = "$value attr-dict `:` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Tile_SplatOp : Tile_Op<"splat", [Pure,
+    TypesMatchWith<"element type matches the scalar", "result", "src",
+                   "::llvm::cast<::mlir::tile::TileType>($_self).getElementType()">]> {
+  let summary = "A tile filled with a scalar value";
+  let description = [{
+    Broadcasts a run-time scalar (or pointer) to every element of a tile.
+
+    ```mlir
+    %t = tile.splat %x : !tile.tile<64xf32>
+    ```
+  }];
+  let arguments = (ins Tile_Scalar:$src);
+  let results = (outs Tile_AnyTile:$result);
+  let assemblyFormat = "$src attr-dict `:` type($result)";
+}
+
+//===----------------------------------------------------------------------===//
+// Shape manipulation
+//===----------------------------------------------------------------------===//
+
+def Tile_ExpandDimsOp : Tile_Op<"expand_dims", [Pure]> {
+  let summary = "Insert a dimension of size 1";
+  let description = [{
+    `x[:, None]` is `expand_dims` with axis 1, `x[None, :]` axis 0.
+
+    ```mlir
+    %c = tile.expand_dims %r {axis = 1 : i32} : !tile.tile<128xi32> -> !tile.tile<128x1xi32>
+    ```
+  }];
+  let arguments = (ins Tile_AnyTile:$src, I32Attr:$axis);
+  let results = (outs Tile_AnyTile:$result);
+  let assemblyFormat = "$src attr-dict `:` type($src) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_BroadcastOp : Tile_Op<"broadcast", [Pure]> {
+  let summary = "Stretch dimensions of size 1";
+  let description = [{
+    Repeats the operand along every dimension where its size is 1 and the
+    result's is larger. Ranks must agree; other sizes must match.
+
+    ```mlir
+    %b = tile.broadcast %c : !tile.tile<128x1xi32> -> !tile.tile<128x64xi32>
+    ```
+  }];
+  let arguments = (ins Tile_AnyTile:$src);
+  let results = (outs Tile_AnyTile:$result);
+  let assemblyFormat = "$src attr-dict `:` type($src) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Tile_TransOp : Tile_Op<"trans", [Pure]> {
+  let summary = "Transpose a 2-D tile";
+  let description = [{
+    ```mlir
+    %t = tile.trans %k : !tile.tile<64x128xbf16> -> !tile.tile<128x64xbf16>
+    ```
+  }];
+  let arguments = (ins Tile_AnyTile:$src);
+  let results = (outs Tile_AnyTile:$result);
+  let assemblyFormat = "$src attr-dict `:` type($src) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_ConvertLayoutOp : Tile_Op<"convert_layout", [Pure]> {
+  let summary = "Move a tile to another thread distribution";
+  let description = [{
+    Same shape and element type, another `#tile.layout`. Inserted by layout
+    assignment; lowered to register moves when the lanes and warps agree and
+    through shared memory otherwise.
+
+    ```mlir
+    %b = tile.convert_layout %a : !tile.tile<64x64xbf16, #l0> -> !tile.tile<64x64xbf16, #l1>
+    ```
+  }];
+  let arguments = (ins Tile_AnyTile:$src);
+  let results = (outs Tile_AnyTile:$result);
+  let assemblyFormat = "$src attr-dict `:` type($src) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Memory
+//===----------------------------------------------------------------------===//
+
+def Tile_AddPtrOp : Tile_Op<"addptr", [Pure, AllTypesMatch<["ptr", "result"]>]> {
+  let summary = "Pointer plus an element offset";
+  let description = [{
+    Advances pointers by a number of elements (not bytes). Works on scalar
+    pointers with scalar offsets and on pointer tiles with offset tiles of
+    the same shape.
+
+    ```mlir
+    %p = tile.addptr %q, %off : !tile.ptr<bf16>, i64
+    %t = tile.addptr %pt, %offt : !tile.tile<64x!tile.ptr<bf16>>, !tile.tile<64xi32>
+    ```
+  }];
+  let arguments = (ins AnyTypeOf<[Tile_PtrType, Tile_PtrTile]>:$ptr,
+                       AnyTypeOf<[I32, I64, Tile_IndexTile]>:$offset);
+  let results = (outs AnyTypeOf<[Tile_PtrType, Tile_PtrTile]>:$result);
+  let assemblyFormat = "$ptr `,` $offset attr-dict `:` type($ptr) `,` type($offset)";
+  let hasVerifier = 1;
+}
+
+def Tile_LoadOp : Tile_Op<"load", [AttrSizedOperandSegments,
+    MemoryEffects<[MemRead]>]> {
+  let summary = "Gather a tile from global memory";
+  let description = [{
+    Loads one element per pointer. Where `mask` is false nothing is read and
+    the element is `other` (zero when absent).
+
+    ```mlir
+    %q = tile.load %ptrs, %mask, %zero : !tile.tile<128x64x!tile.ptr<bf16>>, !tile.tile<128x64xi1>, !tile.tile<128x64xbf16> -> !tile.tile<128x64xbf16>
+    %k = tile.load %ptrs : !tile.tile<64x!tile.ptr<f32>> -> !tile.tile<64xf32>
+    ```
+  }];
+  let arguments = (ins Tile_PtrTile:$ptr, Optional<Tile_BoolTile>:$mask,
+                       Optional<Tile_ValueTile>:$other);
+  let results = (outs Tile_ValueTile:$result);
+  let assemblyFormat = [{
+    $ptr (`,` $mask^)? (`,` $other^)? attr-dict `:` type($ptr)
+    (`,` type($mask)^)? (`,` type($other)^)? `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_StoreOp : Tile_Op<"store", [MemoryEffects<[MemWrite]>]> {
+  let summary = "Scatter a tile to global memory";
+  let description = [{
+    Stores each element to its pointer where `mask` is true (everywhere when
+    absent).
+
+    ```mlir
+    tile.store %ptrs, %o, %mask : !tile.tile<128x64x!tile.ptr<bf16>>, !tile.tile<128x64xbf16>, !tile.tile<128x64xi1>
+    ```
+  }];
+  let arguments = (ins Tile_PtrTile:$ptr, Tile_ValueTile:$value,
+                       Optional<Tile_BoolTile>:$mask);
+  let assemblyFormat = [{
+    $ptr `,` $value (`,` $mask^)? attr-dict `:` type($ptr) `,` type($value)
+    (`,` type($mask)^)?
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_AtomicAddOp : Tile_Op<"atomic_add", [
+    MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Atomically add a tile into global memory";
+  let description = [{
+    For each element where `mask` holds, atomically adds it to the memory at
+    its pointer and returns the previous value.
+
+    ```mlir
+    %old = tile.atomic_add %ptrs, %dq : !tile.tile<64x!tile.ptr<f32>>, !tile.tile<64xf32> -> !tile.tile<64xf32>
+    ```
+  }];
+  let arguments = (ins Tile_PtrTile:$ptr, Tile_NumTile:$value,
+                       Optional<Tile_BoolTile>:$mask);
+  let results = (outs Tile_NumTile:$result);
+  let assemblyFormat = [{
+    $ptr `,` $value (`,` $mask^)? attr-dict `:` type($ptr) `,` type($value)
+    (`,` type($mask)^)? `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Matrix product and reductions
+//===----------------------------------------------------------------------===//
+
+def Tile_DotOp : Tile_Op<"dot", [Pure, AllTypesMatch<["acc", "result"]>]> {
+  let summary = "Matrix product with an accumulator";
+  let description = [{
+    `result = a · b + acc` for `a: MxK`, `b: KxN`, `acc: MxN`. f16 and bf16
+    operands accumulate in f32 on tensor cores; f32 operands stay IEEE fp32
+    unless `allow_tf32` is set.
+
+    ```mlir
+    %s = tile.dot %q, %k, %zero : !tile.tile<128x64xbf16>, !tile.tile<64x64xbf16>, !tile.tile<128x64xf32>
+    ```
+  }];
+  let arguments = (ins Tile_FloatTile:$a, Tile_FloatTile:$b, Tile_FloatTile:$acc,
+                       UnitAttr:$allow_tf32);
+  let results = (outs Tile_FloatTile:$result);
+  let assemblyFormat = [{
+    $a `,` $b `,` $acc attr-dict `:` type($a) `,` type($b) `,` type($acc)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_ReduceKindAttr : I32EnumAttr<"ReduceKind", "reduction combiner", [
+    I32EnumAttrCase<"Max", 0, "max">, I32EnumAttrCase<"Sum", 1, "sum">,
+    I32EnumAttrCase<"Min", 2, "min">]> {
+  let cppNamespace = "::mlir::tile";
+}
+
+def Tile_ReduceOp : Tile_Op<"reduce", [Pure]> {
+  let summary = "Reduce a tile along one axis";
+  let description = [{
+    Combines the elements along `axis` with `max`, `min` or `sum`; the result
+    drops that dimension (`reduce_max(s, axis: 1)` of `MxN` is `M`).
+
+    ```mlir
+    %m = tile.reduce max %s {axis = 1 : i32} : !tile.tile<128x64xf32> -> !tile.tile<128xf32>
+    ```
+  }];
+  let arguments = (ins Tile_ReduceKindAttr:$kind, Tile_NumTile:$src, I32Attr:$axis);
+  let results = (outs Tile_NumTile:$result);
+  let assemblyFormat = "$kind $src attr-dict `:` type($src) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+class Tile_BinaryOp<string mnemonic, Type operand, string doc>
+    : Tile_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+  let summary = doc;
+  let description = "Elementwise `" # mnemonic # "` of two tiles of one type.\n\n"
+    # "```mlir\n%r = tile." # mnemonic # " %a, %b : !tile.tile<64xf32>\n```";
+  let arguments = (ins operand:$lhs, operand:$rhs);
+  let results = (outs operand:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
+}
+
+def Tile_AddOp : Tile_BinaryOp<"add", Tile_NumTile, "Elementwise sum">;
+def Tile_SubOp : Tile_BinaryOp<"sub", Tile_NumTile, "Elementwise difference">;
+def Tile_MulOp : Tile_BinaryOp<"mul", Tile_NumTile, "Elementwise product">;
+def Tile_DivOp : Tile_BinaryOp<"div", Tile_NumTile,
+  "Elementwise quotient (signed and truncating for integers)">;
+def Tile_RemOp : Tile_BinaryOp<"rem", Tile_NumTile,
+  "Elementwise remainder (signed for integers)">;
+def Tile_MaxOp : Tile_BinaryOp<"max", Tile_NumTile,
+  "Elementwise maximum (NaN-propagating for floats)">;
+def Tile_MinOp : Tile_BinaryOp<"min", Tile_NumTile,
+  "Elementwise minimum (NaN-propagating for floats)">;
+def Tile_AndOp : Tile_BinaryOp<"and", Tile_IntTile, "Elementwise bitwise and">;
+def Tile_OrOp : Tile_BinaryOp<"or", Tile_IntTile, "Elementwise bitwise or">;
+def Tile_XOrOp : Tile_BinaryOp<"xor", Tile_IntTile, "Elementwise bitwise xor">;
+
+class Tile_UnaryOp<string mnemonic, Type operand, string doc>
+    : Tile_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+  let summary = doc;
+  let description = "Elementwise `" # mnemonic # "` of a tile.\n\n"
+    # "```mlir\n%r = tile." # mnemonic # " %a : !tile.tile<64xf32>\n```";
+  let arguments = (ins operand:$src);
+  let results = (outs operand:$result);
+  let assemblyFormat = "$src attr-dict `:` type($result)";
+}
+
+def Tile_ExpOp : Tile_UnaryOp<"exp", Tile_FloatTile, "Natural exponential">;
+def Tile_Exp2Op : Tile_UnaryOp<"exp2", Tile_FloatTile, "Base-2 exponential">;
+def Tile_LogOp : Tile_UnaryOp<"log", Tile_FloatTile, "Natural logarithm">;
+def Tile_Log2Op : Tile_UnaryOp<"log2", Tile_FloatTile, "Base-2 logarithm">;
+def Tile_SqrtOp : Tile_UnaryOp<"sqrt", Tile_FloatTile, "Square root">;
+def Tile_RsqrtOp : Tile_UnaryOp<"rsqrt", Tile_FloatTile, "Reciprocal square root">;
+def Tile_TanhOp : Tile_UnaryOp<"tanh", Tile_FloatTile, "Hyperbolic tangent">;
+def Tile_AbsOp : Tile_UnaryOp<"abs", Tile_NumTile, "Absolute value">;
+def Tile_NegOp : Tile_UnaryOp<"neg", Tile_NumTile, "Negation">;
+
+def Tile_CmpPredicateAttr : I32EnumAttr<"CmpPredicate", "comparison", [
+    I32EnumAttrCase<"eq", 0>, I32EnumAttrCase<"ne", 1>, I32EnumAttrCase<"lt", 2>,
+    I32EnumAttrCase<"le", 3>, I32EnumAttrCase<"gt", 4>, I32EnumAttrCase<"ge", 5>]> {
+  let cppNamespace = "::mlir::tile";
+}
+
+def Tile_CmpOp : Tile_Op<"cmp", [Pure, SameTypeOperands]> {
+  let summary = "Elementwise comparison";
+  let description = [{
+    Compares two tiles of one type (signed for integers, ordered for floats)
+    and yields an `i1` tile of the same shape.
+
+    ```mlir
+    %m = tile.cmp lt %rows, %n : !tile.tile<128xi32> -> !tile.tile<128xi1>
+    ```
+  }];
+  let arguments = (ins Tile_CmpPredicateAttr:$predicate, Tile_NumTile:$lhs,
+                       Tile_NumTile:$rhs);
+  let results = (outs Tile_BoolTile:$result);
+  let assemblyFormat = "$predicate $lhs `,` $rhs attr-dict `:` type($lhs) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_WhereOp : Tile_Op<"where", [Pure, AllTypesMatch<["lhs", "rhs", "result"]>]> {
+  let summary = "Elementwise select";
+  let description = [{
+    `cond ? lhs : rhs` per element.
+
+    ```mlir
+    %s = tile.where %m, %x, %ninf : !tile.tile<128x64xi1>, !tile.tile<128x64xf32>
+    ```
+  }];
+  let arguments = (ins Tile_BoolTile:$cond, Tile_AnyTile:$lhs, Tile_AnyTile:$rhs);
+  let results = (outs Tile_AnyTile:$result);
+  let assemblyFormat = "$cond `,` $lhs `,` $rhs attr-dict `:` type($cond) `,` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_CastOp : Tile_Op<"cast", [Pure]> {
+  let summary = "Convert the element type";
+  let description = [{
+    Converts between f32, f16, bf16, f64, i1, i32 and i64 elementwise
+    (round-to-nearest-even for narrowing floats; float to int truncates
+    toward zero; integers are signed).
+
+    ```mlir
+    %p16 = tile.cast %p : !tile.tile<128x64xf32> -> !tile.tile<128x64xbf16>
+    ```
+  }];
+  let arguments = (ins Tile_ValueTile:$src);
+  let results = (outs Tile_ValueTile:$result);
+  let assemblyFormat = "$src attr-dict `:` type($src) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+#endif // TILE_OPS_TD

@@ -1,0 +1,28 @@
+//===- Passes.td - tile conversion passes -----------------*- tablegen -*-===//
+#ifndef TILE_CONVERSION_PASSES
+#define TILE_CONVERSION_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+def ConvertTileToGPU : Pass<"convert-tile-to-gpu", "mlir::ModuleOp"> {
+  let summary = "Lower laid-out tile kernels to per-thread GPU code";
+  let description = [{
+    Pipeline stage 6. Each `tile.kernel` function becomes a `gpu.func` kernel
+    in a `gpu.module`, run by `32 * tile.num_warps` threads. A tile with a
+    `#tile.layout` becomes the vector of the elements one thread holds.
+    Elementwise ops become `arith`/`vector` ops on those vectors, `dot`
+    becomes `nvvm.mma.sync` m16n8k16 (f16/bf16, f32 accumulation) or FMA
+    chains (IEEE fp32), row reductions use `gpu.shuffle`, layout conversions
+    between threads go through shared memory, global loads and stores are
+    predicated PTX. The dynamic shared memory a kernel needs is recorded as
+    `tile.shared_memory` on the `gpu.func`.
+  }];
+  let dependentDialects = [
+    "mlir::gpu::GPUDialect", "mlir::NVVM::NVVMDialect",
+    "mlir::LLVM::LLVMDialect", "mlir::vector::VectorDialect",
+    "mlir::memref::MemRefDialect", "mlir::arith::ArithDialect",
+    "mlir::scf::SCFDialect"
+  ];
+}
+
+#endif // TILE_CONVERSION_PASSES

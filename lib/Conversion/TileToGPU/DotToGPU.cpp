@@ -1,0 +1,139 @@
+//===- DotToGPU.cpp - tile.dot on tensor cores or FMA ---------------------===//
+//
+// f16/bf16: operands arrive in the mma.sync m16n8k16 operand layouts and the
+// accumulator in the C-fragment layout (tile-assign-layouts), so each
+// (16x8 fragment, 16-wide k step) is one nvvm.mma.sync on registers the
+// thread already holds. f32: each thread holds whole K rows of A and K
+// columns of B for its accumulator elements and chains IEEE fp32 FMAs.
+//
+//===----------------------------------------------------------------------===//
+#include "lib/Conversion/TileToGPU/ThreadLayout.h"
+
+#include "llvm/ADT/DenseMap.h"
+
+using namespace mlir;
+using namespace mlir::tile;
+using namespace mlir::tile::lowering;
+
+namespace {
+/// Register of a layout by its (2-D) register coordinates.
+struct RegIndex {
+  llvm::DenseMap<int64_t, int64_t> map;
+  explicit RegIndex(LayoutAttr l) {
+    for (int64_t r = 0; r < l.getNumRegs(); ++r) {
+      SmallVector<int64_t> c = regCoords(l, r);
+      map.try_emplace(c[0] * 65536 + c[1], r);
+    }
+  }
+  int64_t at(int64_t row, int64_t col) const {
+    auto it = map.find(row * 65536 + col);
+    return it == map.end() ? -1 : it->second;
+  }
+};
+
+struct DotLowering : TilePattern<DotOp> {
+  using TilePattern::TilePattern;
+
+  LogicalResult
+  matchAndRewrite(DotOp op, OpAdaptor a,
+                  ConversionPatternRewriter &rw) const override {
+    Type elt = cast<TileType>(op.getA().getType()).getElementType();
+    if (elt.isF16() || elt.isBF16())
+      return lowerMma(op, a, rw, elt);
+    if (elt.isF32() && !op.getAllowTf32())
+      return lowerFma(op, a, rw);
+    return op.emitError() << "dot on " << elt << " is not supported";
+  }
+
+  LogicalResult lowerMma(DotOp op, OpAdaptor a, ConversionPatternRewriter &rw,
+                         Type elt) const {
+    Location loc = op.getLoc();
+    LayoutAttr la = layoutOf(op.getA()), lb = layoutOf(op.getB()),
+               lc = layoutOf(op.getAcc());
+    RegIndex ia(la), ib(lb), ic(lc);
+    int64_t kSize = cast<TileType>(op.getA().getType()).getDimSize(1);
+    SmallVector<Value> av = unpack(rw, loc, a.getA());
+    SmallVector<Value> bv = unpack(rw, loc, a.getB());
+    SmallVector<Value> cv = unpack(rw, loc, a.getAcc());
+
+    bool bf16 = elt.isBF16();
+    Type pairType = bf16 ? Type(rw.getI32Type())
+                         : Type(VectorType::get({2}, rw.getF16Type()));
+    auto pair = [&](SmallVector<Value> &vals, int64_t r0, int64_t r1) -> Value {
+      Value v = vector::FromElementsOp::create(
+          rw, loc, VectorType::get({2}, elt), ValueRange{vals[r0], vals[r1]});
+      if (bf16)
+        v = LLVM::BitcastOp::create(rw, loc, rw.getI32Type(), v);
+      return v;
+    };
+    (void)pairType;
+    auto f32 = rw.getF32Type();
+    auto resTy = LLVM::LLVMStructType::getLiteral(rw.getContext(),
+                                                  {f32, f32, f32, f32});
+    NVVM::MMATypes mt = bf16 ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
+
+    for (int64_t r = 0; r < lc.getNumRegs(); r += 4) {
+      SmallVector<int64_t> o = regCoords(lc, r);
+      int64_t m0 = o[0], n0 = o[1];
+      int64_t c[4] = {r, r + 1, r + 2, r + 3};
+      for (int64_t k0 = 0; k0 < kSize; k0 += 16) {
+        int64_t ar[8] = {ia.at(m0, k0),         ia.at(m0, k0 + 1),
+                         ia.at(m0 + 8, k0),     ia.at(m0 + 8, k0 + 1),
+                         ia.at(m0, k0 + 8),     ia.at(m0, k0 + 9),
+                         ia.at(m0 + 8, k0 + 8), ia.at(m0 + 8, k0 + 9)};
+        int64_t br[4] = {ib.at(k0, n0), ib.at(k0 + 1, n0), ib.at(k0 + 8, n0),
+                         ib.at(k0 + 9, n0)};
+        if (llvm::is_contained(ar, -1) || llvm::is_contained(br, -1))
+          return op.emitError("dot operands are not in mma.sync layouts; run "
+                              "tile-assign-layouts");
+        SmallVector<Value> A = {pair(av, ar[0], ar[1]), pair(av, ar[2], ar[3]),
+                                pair(av, ar[4], ar[5]), pair(av, ar[6], ar[7])};
+        SmallVector<Value> B = {pair(bv, br[0], br[1]), pair(bv, br[2], br[3])};
+        SmallVector<Value> C = {cv[c[0]], cv[c[1]], cv[c[2]], cv[c[3]]};
+        auto mma = NVVM::MmaOp::create(
+            rw, loc, resTy, A, B, C, ArrayRef<int64_t>{16, 8, 16},
+            std::nullopt, std::nullopt,
+            std::array<NVVM::MMATypes, 2>{mt, mt},
+            std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                           NVVM::MMALayout::col});
+        for (int i = 0; i < 4; ++i)
+          cv[c[i]] = LLVM::ExtractValueOp::create(rw, loc, mma, i);
+      }
+    }
+    auto vt = cast<VectorType>(a.getAcc().getType());
+    rw.replaceOp(op, pack(rw, loc, vt, cv));
+    return success();
+  }
+
+  LogicalResult lowerFma(DotOp op, OpAdaptor a,
+                         ConversionPatternRewriter &rw) const {
+    Location loc = op.getLoc();
+    LayoutAttr la = layoutOf(op.getA()), lb = layoutOf(op.getB()),
+               lc = layoutOf(op.getAcc());
+    RegIndex ia(la), ib(lb);
+    int64_t kSize = cast<TileType>(op.getA().getType()).getDimSize(1);
+    SmallVector<Value> av = unpack(rw, loc, a.getA());
+    SmallVector<Value> bv = unpack(rw, loc, a.getB());
+    SmallVector<Value> cv = unpack(rw, loc, a.getAcc());
+    for (int64_t r = 0; r < lc.getNumRegs(); ++r) {
+      SmallVector<int64_t> mn = regCoords(lc, r);
+      Value acc = cv[r];
+      for (int64_t k = 0; k < kSize; ++k) {
+        int64_t ra = ia.at(mn[0], k), rb = ib.at(k, mn[1]);
+        if (ra < 0 || rb < 0)
+          return op.emitError("dot operands are not in FMA layouts; run "
+                              "tile-assign-layouts");
+        acc = LLVM::FMAOp::create(rw, loc, av[ra], bv[rb], acc);
+      }
+      cv[r] = acc;
+    }
+    rw.replaceOp(op, pack(rw, loc, cast<VectorType>(a.getAcc().getType()), cv));
+    return success();
+  }
+};
+} // namespace
+
+void lowering::populateDotPatterns(TypeConverter &tc, RewritePatternSet &p,
+                                   LoweringState &s) {
+  p.add<DotLowering>(tc, p.getContext(), s);
+}

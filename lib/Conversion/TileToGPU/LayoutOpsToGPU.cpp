@@ -1,0 +1,287 @@
+//===- LayoutOpsToGPU.cpp - moving tile elements between registers --------===//
+//
+// expand_dims and trans only relabel coordinates (same registers);
+// broadcast and register-compatible conversions pick registers
+// (vector.shuffle); other conversions go through shared memory; reductions
+// combine in registers, then across lanes with gpu.shuffle xor, then across
+// warps through shared memory.
+//
+//===----------------------------------------------------------------------===//
+#include "lib/Conversion/TileToGPU/ThreadLayout.h"
+
+#include "llvm/ADT/DenseMap.h"
+
+using namespace mlir;
+using namespace mlir::tile;
+using namespace mlir::tile::lowering;
+
+namespace {
+
+/// Register picks: result register i is source register picks[i].
+Value pickRegisters(OpBuilder &b, Location loc, Value src,
+                    ArrayRef<int64_t> picks) {
+  return vector::ShuffleOp::create(b, loc, src, src, picks);
+}
+
+template <typename Op>
+struct RelabelLowering : TilePattern<Op> {
+  using TilePattern<Op>::TilePattern;
+  LogicalResult
+  matchAndRewrite(Op op, typename Op::Adaptor a,
+                  ConversionPatternRewriter &rw) const override {
+    rw.replaceOp(op, a.getSrc());
+    return success();
+  }
+};
+
+struct BroadcastLowering : TilePattern<BroadcastOp> {
+  using TilePattern::TilePattern;
+  LogicalResult
+  matchAndRewrite(BroadcastOp op, OpAdaptor a,
+                  ConversionPatternRewriter &rw) const override {
+    LayoutAttr src = layoutOf(op.getSrc()), dst = layoutOf(op.getType());
+    ArrayRef<int64_t> srcShape = cast<TileType>(op.getSrc().getType()).getShape();
+    if (!sameThreadMapping(src, broadcastSourceLayout(dst, srcShape)))
+      return op.emitError("broadcast operand layout does not match its "
+                          "result; run tile-assign-layouts");
+    llvm::DenseMap<int64_t, int64_t> byKey;
+    auto key = [&](SmallVector<int64_t> c) {
+      int64_t k = 0;
+      for (unsigned d = 0; d < c.size(); ++d)
+        k = k * 65536 + (srcShape[d] == 1 ? 0 : c[d]);
+      return k;
+    };
+    for (int64_t r = 0; r < src.getNumRegs(); ++r)
+      byKey.try_emplace(key(regCoords(src, r)), r);
+    SmallVector<int64_t> picks;
+    for (int64_t r = 0; r < dst.getNumRegs(); ++r) {
+      auto it = byKey.find(key(regCoords(dst, r)));
+      if (it == byKey.end())
+        return op.emitError("broadcast: element not held by this thread");
+      picks.push_back(it->second);
+    }
+    rw.replaceOp(op, pickRegisters(rw, op.getLoc(), a.getSrc(), picks));
+    return success();
+  }
+};
+
+/// Linear index (row-major over `shape`) of register `reg`, as an index.
+Value linearIndex(OpBuilder &b, Location loc, ArrayRef<Value> threadPart,
+                  LayoutAttr l, int64_t reg, ArrayRef<int64_t> shape) {
+  Value idx = i32Const(b, loc, 0);
+  for (unsigned d = 0; d < shape.size(); ++d) {
+    Value c = elementCoord(b, loc, threadPart[d], l, reg, d);
+    idx = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, idx, i32Const(b, loc, shape[d])), c);
+  }
+  return arith::IndexCastOp::create(b, loc, b.getIndexType(), idx);
+}
+
+SmallVector<Value> threadParts(OpBuilder &b, Location loc, KernelInfo &k,
+                               LayoutAttr l) {
+  SmallVector<Value> out;
+  for (unsigned d = 0; d < l.getRank(); ++d)
+    out.push_back(threadCoord(b, loc, k, l, d));
+  return out;
+}
+
+/// Shared memory stores i1 as i8.
+Type storageType(OpBuilder &b, Type elt) {
+  return elt.isInteger(1) ? b.getI8Type() : elt;
+}
+
+struct ConvertLayoutLowering : TilePattern<ConvertLayoutOp> {
+  using TilePattern::TilePattern;
+  LogicalResult
+  matchAndRewrite(ConvertLayoutOp op, OpAdaptor a,
+                  ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    LayoutAttr src = layoutOf(op.getSrc()), dst = layoutOf(op.getType());
+    if (auto perm = registerPermutation(src, dst)) {
+      rw.replaceOp(op, pickRegisters(rw, loc, a.getSrc(), *perm));
+      return success();
+    }
+    // Through shared memory: every thread writes what it holds, reads what
+    // it needs.
+    auto tt = cast<TileType>(op.getType());
+    auto vt = cast<VectorType>(getTypeConverter()->convertType(tt));
+    Type elt = vt.getElementType();
+    Type st = storageType(rw, elt);
+    KernelInfo &k = kernel(op);
+    Value buf = sharedBuffer(rw, loc, k, st, tt.getNumElements());
+    gpu::BarrierOp::create(rw, loc);
+    SmallVector<Value> srcPart = threadParts(rw, loc, k, src);
+    SmallVector<Value> vals = unpack(rw, loc, a.getSrc());
+    for (int64_t r = 0; r < src.getNumRegs(); ++r) {
+      Value v = vals[r];
+      if (st != elt)
+        v = arith::ExtUIOp::create(rw, loc, st, v);
+      memref::StoreOp::create(
+          rw, loc, v, buf,
+          linearIndex(rw, loc, srcPart, src, r, tt.getShape()));
+    }
+    gpu::BarrierOp::create(rw, loc);
+    SmallVector<Value> dstPart = threadParts(rw, loc, k, dst);
+    SmallVector<Value> out;
+    for (int64_t r = 0; r < dst.getNumRegs(); ++r) {
+      Value v = memref::LoadOp::create(
+          rw, loc, buf, linearIndex(rw, loc, dstPart, dst, r, tt.getShape()));
+      if (st != elt)
+        v = arith::TruncIOp::create(rw, loc, elt, v);
+      out.push_back(v);
+    }
+    rw.replaceOp(op, pack(rw, loc, vt, out));
+    return success();
+  }
+};
+
+Value combine(OpBuilder &b, Location loc, ReduceKind kind, Value x, Value y) {
+  bool f = isa<FloatType>(x.getType());
+  switch (kind) {
+  case ReduceKind::Max:
+    return f ? Value(arith::MaximumFOp::create(b, loc, x, y))
+             : Value(arith::MaxSIOp::create(b, loc, x, y));
+  case ReduceKind::Min:
+    return f ? Value(arith::MinimumFOp::create(b, loc, x, y))
+             : Value(arith::MinSIOp::create(b, loc, x, y));
+  case ReduceKind::Sum:
+    return f ? Value(arith::AddFOp::create(b, loc, x, y))
+             : Value(arith::AddIOp::create(b, loc, x, y));
+  }
+  llvm_unreachable("reduce kind");
+}
+
+struct ReduceLowering : TilePattern<ReduceOp> {
+  using TilePattern::TilePattern;
+  LogicalResult
+  matchAndRewrite(ReduceOp op, OpAdaptor a,
+                  ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    LayoutAttr src = layoutOf(op.getSrc()), dst = layoutOf(op.getType());
+    unsigned axis = op.getAxis(), rank = src.getRank();
+    auto vt = cast<VectorType>(getTypeConverter()->convertType(op.getType()));
+    Type elt = vt.getElementType();
+    // Work in a 32-bit type: shuffles move 32-bit registers.
+    Type work = elt;
+    if (isa<FloatType>(elt) && elt.getIntOrFloatBitWidth() < 32)
+      work = rw.getF32Type();
+    else if (isa<IntegerType>(elt) && elt.getIntOrFloatBitWidth() < 32)
+      work = rw.getI32Type();
+    if (work.getIntOrFloatBitWidth() != 32)
+      return op.emitError() << "reductions of " << elt << " are not supported";
+    auto widen = [&](Value v) -> Value {
+      if (v.getType() == work)
+        return v;
+      if (isa<FloatType>(work))
+        return arith::ExtFOp::create(rw, loc, work, v);
+      return arith::ExtSIOp::create(rw, loc, work, v);
+    };
+    auto narrow = [&](Value v) -> Value {
+      if (elt == work)
+        return v;
+      if (isa<FloatType>(work))
+        return arith::TruncFOp::create(rw, loc, elt, v);
+      return arith::TruncIOp::create(rw, loc, elt, v);
+    };
+
+    // 1. In registers: source registers that differ only along `axis`.
+    llvm::DenseMap<int64_t, int64_t> dstByKey;
+    auto key = [](ArrayRef<int64_t> c) {
+      int64_t k = 0;
+      for (int64_t v : c)
+        k = k * 65536 + v;
+      return k;
+    };
+    for (int64_t r = 0; r < dst.getNumRegs(); ++r)
+      dstByKey[key(regCoords(dst, r))] = r;
+    SmallVector<Value> acc(dst.getNumRegs());
+    SmallVector<Value> vals = unpack(rw, loc, a.getSrc());
+    for (int64_t r = 0; r < src.getNumRegs(); ++r) {
+      SmallVector<int64_t> c = regCoords(src, r);
+      c.erase(c.begin() + axis);
+      auto it = dstByKey.find(key(c));
+      if (it == dstByKey.end())
+        return op.emitError("reduce: result layout is not the slice of the "
+                            "operand layout");
+      Value v = widen(vals[r]);
+      Value &slot = acc[it->second];
+      slot = slot ? combine(rw, loc, op.getKind(), slot, v) : v;
+    }
+    // 2. Across lanes holding other positions along `axis`.
+    for (unsigned i = 0; i < src.getNumLaneBits(); ++i) {
+      if (!src.getLanes()[i * rank + axis])
+        continue;
+      Value offset = i32Const(rw, loc, 1 << i), width = i32Const(rw, loc, 32);
+      for (Value &v : acc) {
+        Value other = gpu::ShuffleOp::create(rw, loc, v, offset, width,
+                                             gpu::ShuffleMode::XOR)
+                          .getShuffleResult();
+        v = combine(rw, loc, op.getKind(), v, other);
+      }
+    }
+    // 3. Across warps, through shared memory.
+    SmallVector<unsigned> warpBits;
+    for (unsigned i = 0; i < src.getNumWarpBits(); ++i)
+      if (src.getWarps()[i * rank + axis])
+        warpBits.push_back(i);
+    if (!warpBits.empty())
+      crossWarp(rw, loc, op, dst, warpBits, acc, work);
+
+    SmallVector<Value> out;
+    for (Value v : acc)
+      out.push_back(narrow(v));
+    rw.replaceOp(op, pack(rw, loc, vt, out));
+    return success();
+  }
+
+  /// Each warp group writes its partials at [group][result element]; then
+  /// every thread combines the groups for its elements.
+  void crossWarp(ConversionPatternRewriter &rw, Location loc, ReduceOp op,
+                 LayoutAttr dst, ArrayRef<unsigned> warpBits,
+                 SmallVector<Value> &acc, Type work) const {
+    KernelInfo &k = kernel(op);
+    auto tt = cast<TileType>(op.getType());
+    int64_t n = tt.getNumElements(), groups = int64_t(1) << warpBits.size();
+    Value buf = sharedBuffer(rw, loc, k, work, n * groups);
+    // group = the warp's bits along the axis, compacted.
+    Value group = i32Const(rw, loc, 0);
+    for (auto [j, bit] : llvm::enumerate(warpBits)) {
+      Value b1 = arith::AndIOp::create(
+          rw, loc, arith::ShRUIOp::create(rw, loc, k.warp, i32Const(rw, loc, bit)),
+          i32Const(rw, loc, 1));
+      group = arith::OrIOp::create(
+          rw, loc, group,
+          arith::ShLIOp::create(rw, loc, b1, i32Const(rw, loc, j)));
+    }
+    Value groupBase = arith::IndexCastOp::create(
+        rw, loc, rw.getIndexType(),
+        arith::MulIOp::create(rw, loc, group, i32Const(rw, loc, n)));
+    SmallVector<Value> part = threadParts(rw, loc, k, dst);
+    SmallVector<Value> idx;
+    for (int64_t r = 0; r < dst.getNumRegs(); ++r)
+      idx.push_back(linearIndex(rw, loc, part, dst, r, tt.getShape()));
+    gpu::BarrierOp::create(rw, loc);
+    for (auto [r, v] : llvm::enumerate(acc))
+      memref::StoreOp::create(rw, loc, v, buf,
+                              ValueRange{arith::AddIOp::create(rw, loc, groupBase, idx[r])});
+    gpu::BarrierOp::create(rw, loc);
+    for (auto [r, v] : llvm::enumerate(acc)) {
+      Value total;
+      for (int64_t g = 0; g < groups; ++g) {
+        Value at = arith::AddIOp::create(
+            rw, loc, idx[r], arith::ConstantIndexOp::create(rw, loc, g * n));
+        Value x = memref::LoadOp::create(rw, loc, buf, ValueRange{at});
+        total = total ? combine(rw, loc, op.getKind(), total, x) : x;
+      }
+      v = total;
+    }
+  }
+};
+} // namespace
+
+void lowering::populateLayoutOpPatterns(TypeConverter &tc, RewritePatternSet &p,
+                                        LoweringState &s) {
+  p.add<RelabelLowering<ExpandDimsOp>, RelabelLowering<TransOp>,
+        BroadcastLowering, ConvertLayoutLowering, ReduceLowering>(
+      tc, p.getContext(), s);
+}

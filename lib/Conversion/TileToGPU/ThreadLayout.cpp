@@ -1,0 +1,127 @@
+//===- ThreadLayout.cpp - per-thread view of laid-out tiles ---------------===//
+#include "lib/Conversion/TileToGPU/ThreadLayout.h"
+
+using namespace mlir;
+using namespace mlir::tile;
+using namespace mlir::tile::lowering;
+
+KernelInfo &LoweringState::of(Operation *op) {
+  Operation *fn = op->getParentOfType<gpu::GPUFuncOp>();
+  auto it = kernels.find(fn);
+  assert(it != kernels.end() && "tile op outside a lowered kernel");
+  return it->second;
+}
+
+Type lowering::threadElementType(Type t) {
+  if (isa<PtrType>(t))
+    return IntegerType::get(t.getContext(), 64);
+  return t;
+}
+
+VectorType lowering::threadVectorType(TileType t) {
+  LayoutAttr l = t.getLayout();
+  assert(l && "tile without layout reached the GPU lowering");
+  return VectorType::get({l.getNumRegs()}, threadElementType(t.getElementType()));
+}
+
+int64_t lowering::byteSize(Type t) {
+  if (isa<PtrType>(t))
+    return 8;
+  return std::max<int64_t>(1, t.getIntOrFloatBitWidth() / 8);
+}
+
+Value lowering::i32Const(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
+}
+
+Value lowering::threadCoord(OpBuilder &b, Location loc, KernelInfo &k,
+                            LayoutAttr l, unsigned dim) {
+  unsigned rank = l.getRank();
+  Value acc = i32Const(b, loc, 0);
+  auto addBits = [&](ArrayRef<int64_t> bases, Value id) {
+    for (unsigned i = 0; i < bases.size() / rank; ++i) {
+      int64_t v = bases[i * rank + dim];
+      if (!v)
+        continue;
+      // ((id >> i) & 1) * v
+      Value bit = arith::AndIOp::create(
+          b, loc, arith::ShRUIOp::create(b, loc, id, i32Const(b, loc, i)),
+          i32Const(b, loc, 1));
+      Value term = arith::MulIOp::create(b, loc, bit, i32Const(b, loc, v));
+      acc = arith::XOrIOp::create(b, loc, acc, term);
+    }
+  };
+  addBits(l.getLanes(), k.lane);
+  addBits(l.getWarps(), k.warp);
+  return acc;
+}
+
+Value lowering::elementCoord(OpBuilder &b, Location loc, Value threadPart,
+                             LayoutAttr l, int64_t reg, unsigned dim) {
+  int64_t c = regCoords(l, reg)[dim];
+  if (!c)
+    return threadPart;
+  return arith::XOrIOp::create(b, loc, threadPart, i32Const(b, loc, c));
+}
+
+Value lowering::isOwner(OpBuilder &b, Location loc, KernelInfo &k,
+                        LayoutAttr l) {
+  unsigned rank = l.getRank();
+  int64_t laneMask = 0, warpMask = 0;
+  auto zero = [&](ArrayRef<int64_t> bases, unsigned i) {
+    return llvm::all_of(bases.slice(i * rank, rank),
+                        [](int64_t v) { return v == 0; });
+  };
+  for (unsigned i = 0; i < l.getNumLaneBits(); ++i)
+    if (zero(l.getLanes(), i))
+      laneMask |= int64_t(1) << i;
+  for (unsigned i = 0; i < l.getNumWarpBits(); ++i)
+    if (zero(l.getWarps(), i))
+      warpMask |= int64_t(1) << i;
+  Value lanePart = arith::AndIOp::create(b, loc, k.lane, i32Const(b, loc, laneMask));
+  Value warpPart = arith::AndIOp::create(b, loc, k.warp, i32Const(b, loc, warpMask));
+  Value any = arith::OrIOp::create(b, loc, lanePart, warpPart);
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, any,
+                               i32Const(b, loc, 0));
+}
+
+Value lowering::sharedBuffer(OpBuilder &b, Location loc, KernelInfo &k,
+                             Type elemType, int64_t numElems) {
+  int64_t bytes = numElems * byteSize(elemType);
+  k.sharedBytes = std::max(k.sharedBytes, bytes);
+  auto wg = gpu::AddressSpaceAttr::get(b.getContext(),
+                                       gpu::AddressSpace::Workgroup);
+  auto raw = MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                             MemRefLayoutAttrInterface{}, wg);
+  Value base = gpu::DynamicSharedMemoryOp::create(b, loc, raw);
+  auto typed = MemRefType::get({numElems}, elemType,
+                               MemRefLayoutAttrInterface{}, wg);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  return memref::ViewOp::create(b, loc, typed, base, zero, ValueRange{});
+}
+
+SmallVector<Value> lowering::unpack(OpBuilder &b, Location loc, Value vec) {
+  auto t = cast<VectorType>(vec.getType());
+  SmallVector<Value> out;
+  for (int64_t i = 0; i < t.getNumElements(); ++i)
+    out.push_back(vector::ExtractOp::create(b, loc, vec, i));
+  return out;
+}
+
+Value lowering::pack(OpBuilder &b, Location loc, VectorType t,
+                     ArrayRef<Value> elems) {
+  return vector::FromElementsOp::create(b, loc, t, elems);
+}
+
+Value lowering::ptx(OpBuilder &b, Location loc, Type result,
+                    ValueRange operands, StringRef asmText,
+                    StringRef constraints, bool sideEffects) {
+  auto dialect = LLVM::AsmDialectAttr::get(b.getContext(),
+                                           LLVM::AsmDialect::AD_ATT);
+  auto op = LLVM::InlineAsmOp::create(
+      b, loc, result ? TypeRange{result} : TypeRange{}, operands, asmText,
+      constraints, sideEffects, /*is_align_stack=*/false,
+      LLVM::tailcallkind::TailCallKind::None, dialect,
+      /*operand_attrs=*/ArrayAttr());
+  return result ? op.getResult(0) : Value();
+}

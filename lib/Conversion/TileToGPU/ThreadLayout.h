@@ -1,0 +1,89 @@
+//===- ThreadLayout.h - per-thread view of laid-out tiles ---------*- C++ -*-===//
+//
+// Shared by the TileToGPU patterns: a laid-out tile is, in each thread, a
+// vector of the elements that thread holds (register i of the layout is
+// vector element i). These helpers compute which tile coordinates a thread
+// holds, reach shared memory and emit PTX through inline assembly.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "dialects/tile/TileLayout.h"
+#include "lib/Conversion/Passes.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace mlir::tile::lowering {
+
+/// Per-kernel values created at the top of each gpu.func.
+struct KernelInfo {
+  Value lane;   ///< i32 lane id in [0, 32)
+  Value warp;   ///< i32 warp id in [0, numWarps)
+  int64_t numWarps = 4;
+  int64_t sharedBytes = 0; ///< dynamic shared memory needed so far
+};
+
+/// Kernels of the module being converted, by gpu.func.
+struct LoweringState {
+  llvm::DenseMap<Operation *, KernelInfo> kernels;
+  KernelInfo &of(Operation *op);
+};
+
+/// The per-thread vector type of a laid-out tile (pointers become i64).
+VectorType threadVectorType(TileType t);
+/// Element type a tile element has inside a thread.
+Type threadElementType(Type tileElement);
+/// Byte size of a tile element in memory (pointee of a pointer tile).
+int64_t byteSize(Type t);
+
+/// i32 scalar: the part of coordinate `dim` contributed by the lane and warp.
+Value threadCoord(OpBuilder &b, Location loc, KernelInfo &k, LayoutAttr l,
+                  unsigned dim);
+/// Coordinate `dim` of register `reg` in this thread (i32 scalar).
+Value elementCoord(OpBuilder &b, Location loc, Value threadPart, LayoutAttr l,
+                   int64_t reg, unsigned dim);
+/// i1: this thread is the first of the threads holding the same elements
+/// (replicated layouts), so side effects happen once.
+Value isOwner(OpBuilder &b, Location loc, KernelInfo &k, LayoutAttr l);
+
+/// A view of dynamic shared memory as `numElems` elements of `elemType`;
+/// records the size in `k`.
+Value sharedBuffer(OpBuilder &b, Location loc, KernelInfo &k, Type elemType,
+                   int64_t numElems);
+
+/// Vector <-> scalars.
+SmallVector<Value> unpack(OpBuilder &b, Location loc, Value vec);
+Value pack(OpBuilder &b, Location loc, VectorType t, ArrayRef<Value> elems);
+
+/// Inline PTX returning `result` (null for none).
+Value ptx(OpBuilder &b, Location loc, Type result, ValueRange operands,
+          StringRef asmText, StringRef constraints, bool sideEffects = false);
+
+/// i32 / i64 constants.
+Value i32Const(OpBuilder &b, Location loc, int64_t v);
+
+/// Adds the patterns of each file.
+void populateElementwisePatterns(TypeConverter &tc, RewritePatternSet &p,
+                                 LoweringState &s);
+void populateMemoryPatterns(TypeConverter &tc, RewritePatternSet &p,
+                            LoweringState &s);
+void populateLayoutOpPatterns(TypeConverter &tc, RewritePatternSet &p,
+                              LoweringState &s);
+void populateDotPatterns(TypeConverter &tc, RewritePatternSet &p,
+                         LoweringState &s);
+
+/// Base for the patterns: a converter plus the shared lowering state.
+template <typename Op>
+struct TilePattern : public OpConversionPattern<Op> {
+  TilePattern(TypeConverter &tc, MLIRContext *ctx, LoweringState &s)
+      : OpConversionPattern<Op>(tc, ctx), state(s) {}
+  KernelInfo &kernel(Operation *op) const { return state.of(op); }
+  LoweringState &state;
+};
+
+/// The layout of a tile-typed value (asserted present).
+inline LayoutAttr layoutOf(Value v) {
+  return cast<TileType>(v.getType()).getLayout();
+}
+inline LayoutAttr layoutOf(Type t) { return cast<TileType>(t).getLayout(); }
+
+} // namespace mlir::tile::lowering

@@ -1,0 +1,327 @@
+//===- MLIRGen.cpp - scopes, statements, loops, helper inlining -----------===//
+#include "lib/Frontend/MLIRGen.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/SetVector.h"
+
+using namespace mlir;
+using namespace ::tile::frontend;
+using mlir::tile::PtrType;
+using mlir::tile::TileType;
+
+MLIRGen::MLIRGen(MLIRContext &ctx, llvm::StringRef filename, const Program &p)
+    : ctx(ctx), builder(&ctx), file(StringAttr::get(&ctx, filename)),
+      program(p) {}
+
+Location MLIRGen::loc(SrcLoc l) {
+  return FileLineColLoc::get(file, l.line, l.col);
+}
+
+InFlightDiagnostic MLIRGen::error(SrcLoc l) { return emitError(loc(l)); }
+
+bool ::tile::frontend::isReservedName(llvm::StringRef n) {
+  return llvm::is_contained({"inf", "LOG2E", "LN2", "true", "false", "None",
+                             "i1", "bool", "i32", "i64", "f16", "bf16", "f32",
+                             "f64", "ptr", "range"},
+                            n);
+}
+
+MLIRGen::Binding *MLIRGen::lookup(llvm::StringRef name) {
+  for (size_t i = scopes.size(); i-- > frameBase;) {
+    auto it = scopes[i].find(name);
+    if (it != scopes[i].end())
+      return &it->second;
+  }
+  auto it = scopes.front().find(name);
+  return it == scopes.front().end() ? nullptr : &it->second;
+}
+
+bool MLIRGen::declare(llvm::StringRef name, SrcLoc l, Val v, bool isVar,
+                      const char *origin) {
+  if (isReservedName(name))
+    return error(l) << "'" << name << "' is a builtin name and cannot be "
+                    << "redefined", false;
+  Scope &scope = scopes.back();
+  auto it = scope.find(name);
+  if (it != scope.end())
+    return error(l) << "redefinition of '" << name << "' (first defined at "
+                    << it->second.loc.line << ":" << it->second.loc.col << ")",
+           false;
+  if (scopes.size() - 1 != 0 && scopes.front().count(name))
+    return error(l) << "'" << name << "' shadows a compile-time parameter",
+           false;
+  Binding b{v, isVar, l};
+  if (origin)
+    b.origin = origin;
+  scope[name] = b;
+  return true;
+}
+
+bool MLIRGen::enterGen(SrcLoc l) {
+  if (++genDepth <= kMaxGenDepth)
+    return true;
+  error(l) << "program nested too deeply (statements, expressions and "
+           << "inlined helper calls together)";
+  return false;
+}
+
+//===----------------------------------------------------------------------===//
+// Statements
+//===----------------------------------------------------------------------===//
+
+bool MLIRGen::genBlock(const Body &block) {
+  for (const StmtPtr &s : block) {
+    if (!genStmt(*s))
+      return false;
+    if (returned)
+      break;
+  }
+  return true;
+}
+
+bool MLIRGen::genStmt(const Stmt &s) {
+  if (!enterGen(s.getLoc()))
+    return false;
+  bool ok = genStmtImpl(s);
+  --genDepth;
+  return ok;
+}
+
+bool MLIRGen::genStmtImpl(const Stmt &s) {
+  if (auto *l = llvm::dyn_cast<LetStmt>(&s))
+    return genLet(*l);
+  if (auto *a = llvm::dyn_cast<AssignStmt>(&s))
+    return genAssign(*a);
+  if (auto *f = llvm::dyn_cast<ForStmt>(&s))
+    return genFor(*f);
+  if (auto *i = llvm::dyn_cast<IfStmt>(&s))
+    return genIf(*i);
+  if (auto *r = llvm::dyn_cast<ReturnStmt>(&s))
+    return genReturn(*r);
+  auto *e = llvm::cast<ExprStmt>(&s);
+  return succeeded(genExpr(*e->expr));
+}
+
+bool MLIRGen::genLet(const LetStmt &s) {
+  FailureOr<Val> v = genExpr(*s.init);
+  if (failed(v))
+    return false;
+  if (v->kind == Val::None)
+    return error(s.init->getLoc()) << "expression has no value", false;
+  return declare(s.name, s.nameLoc, *v, s.isVar);
+}
+
+bool MLIRGen::genAssign(const AssignStmt &s) {
+  Binding *b = lookup(s.name);
+  if (!b)
+    return error(s.getLoc()) << "unknown variable '" << s.name << "'", false;
+  if (!b->isVar)
+    return error(s.getLoc()) << "cannot assign to '" << s.name << "': it is "
+                             << b->origin,
+           false;
+  FailureOr<Val> v = genExpr(*s.value);
+  if (failed(v))
+    return false;
+  if (v->kind == Val::None)
+    return error(s.value->getLoc()) << "expression has no value", false;
+  if (s.op != Tok::Assign) {
+    BinOp op = s.op == Tok::PlusAssign    ? BinOp::Add
+               : s.op == Tok::MinusAssign ? BinOp::Sub
+               : s.op == Tok::StarAssign  ? BinOp::Mul
+                                          : BinOp::Div;
+    v = genBinary(op, b->val, *v, s.opLoc);
+    if (failed(v))
+      return false;
+  }
+  b->val = *v;
+  return true;
+}
+
+/// Names assigned anywhere in `block` (nested blocks included), in order.
+static void collectAssigned(const Body &block, llvm::SetVector<llvm::StringRef> &out) {
+  for (const StmtPtr &s : block) {
+    if (auto *a = llvm::dyn_cast<AssignStmt>(s.get()))
+      out.insert(a->name);
+    else if (auto *f = llvm::dyn_cast<ForStmt>(s.get()))
+      collectAssigned(f->body, out);
+    else if (auto *i = llvm::dyn_cast<IfStmt>(s.get())) {
+      collectAssigned(i->thenBody, out);
+      collectAssigned(i->elseBody, out);
+    }
+  }
+}
+
+bool MLIRGen::genFor(const ForStmt &s) {
+  // Bounds: integer constants or i32/i64 scalars; the loop runs on i64 if
+  // any bound is i64, else on i32.
+  Val bounds[3] = {Val(), Val(), Val::ofInt(1)};
+  const Expr *exprs[3] = {s.lo.get(), s.hi.get(), s.step.get()};
+  Type ivType = builder.getI32Type();
+  for (int i = 0; i < 3; ++i) {
+    if (!exprs[i])
+      continue;
+    FailureOr<Val> v = genExpr(*exprs[i]);
+    if (failed(v))
+      return false;
+    bool ok = v->kind == Val::Int;
+    if (v->isRuntime()) {
+      Type t = v->value.getType();
+      ok = t.isInteger(32) || t.isInteger(64);
+      if (t.isInteger(64))
+        ivType = builder.getI64Type();
+    }
+    if (!ok)
+      return error(exprs[i]->getLoc()) << "range bounds must be i32 or i64 "
+                                       << "scalars, got " << describe(*v),
+             false;
+    bounds[i] = *v;
+  }
+  if (bounds[2].kind == Val::Int && bounds[2].i <= 0)
+    return error(exprs[2]->getLoc()) << "range step must be positive", false;
+  Value lmh[3];
+  for (int i = 0; i < 3; ++i) {
+    FailureOr<Value> v = coerce(bounds[i], ivType, exprs[i] ? exprs[i]->getLoc()
+                                                            : s.getLoc(),
+                                "range bound");
+    if (failed(v))
+      return false;
+    lmh[i] = *v;
+  }
+
+  // Outer `var`s assigned in the body become loop-carried values.
+  llvm::SetVector<llvm::StringRef> assigned;
+  collectAssigned(s.body, assigned);
+  SmallVector<std::string> carried;
+  SmallVector<Value> inits;
+  for (llvm::StringRef name : assigned) {
+    Binding *b = lookup(name);
+    if (!b || !b->isVar)
+      continue; // reported when the assignment is generated
+    FailureOr<Value> v = b->val.isRuntime() ? FailureOr<Value>(b->val.value)
+                                            : toRuntime(b->val, s.getLoc());
+    if (failed(v))
+      return false;
+    carried.push_back(name.str());
+    inits.push_back(*v);
+  }
+
+  auto forOp = scf::ForOp::create(builder, loc(s.getLoc()), lmh[0], lmh[1],
+                                  lmh[2], inits);
+  Block *body = forOp.getBody();
+  if (!body->empty())
+    body->getTerminator()->erase();
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToEnd(body);
+  for (auto [i, name] : llvm::enumerate(carried))
+    lookup(name)->val = Val::of(forOp.getRegionIterArgs()[i]);
+
+  scopes.emplace_back();
+  ++loopDepth;
+  bool ok = declare(s.var, s.varLoc, Val::of(forOp.getInductionVar()), false,
+                    "a loop variable") &&
+            genBlock(s.body);
+  --loopDepth;
+  scopes.pop_back();
+  if (!ok)
+    return false;
+
+  SmallVector<Value> yields;
+  for (auto [i, name] : llvm::enumerate(carried)) {
+    Binding *b = lookup(name);
+    Type want = inits[i].getType();
+    if (b->val.isRuntime() && b->val.value.getType() != want)
+      return error(s.getLoc())
+                 << "loop-carried variable '" << name << "' changes type in "
+                 << "the loop body: " << describe(want) << " before the loop, "
+                 << describe(b->val.value.getType()) << " after an iteration",
+             false;
+    FailureOr<Value> v = coerce(b->val, want, s.getLoc(),
+                                "loop-carried variable '" + name + "'");
+    if (failed(v))
+      return false;
+    yields.push_back(*v);
+  }
+  scf::YieldOp::create(builder, loc(s.getLoc()), yields);
+  for (auto [i, name] : llvm::enumerate(carried))
+    lookup(name)->val = Val::of(forOp.getResult(i));
+  return true;
+}
+
+bool MLIRGen::genIf(const IfStmt &s) {
+  FailureOr<Val> c = genExpr(*s.cond);
+  if (failed(c))
+    return false;
+  if (c->kind != Val::Bool)
+    return error(s.cond->getLoc())
+               << "'if' needs a compile-time bool condition, got "
+               << describe(*c)
+               << "; for run-time values use 'c ? a : b' or where(c, a, b)",
+           false;
+  scopes.emplace_back();
+  bool ok = genBlock(c->b ? s.thenBody : s.elseBody);
+  scopes.pop_back();
+  return ok;
+}
+
+bool MLIRGen::genReturn(const ReturnStmt &s) {
+  if (callStack.empty())
+    return error(s.getLoc()) << "'return' is only allowed in a helper 'fn'",
+           false;
+  if (loopDepth > 0)
+    return error(s.getLoc()) << "'return' inside a loop is not supported",
+           false;
+  Val v;
+  if (s.value) {
+    FailureOr<Val> r = genExpr(*s.value);
+    if (failed(r))
+      return false;
+    v = *r;
+  }
+  returnValue = v;
+  returned = true;
+  return true;
+}
+
+FailureOr<Val> MLIRGen::inlineFn(const FnDecl &fn, const CallExpr &call,
+                                 std::vector<Val> args) {
+  if (llvm::is_contained(callStack, fn.name))
+    return error(call.getLoc()) << "recursive call to '" << fn.name
+                                << "' (helper functions are inlined and "
+                                << "cannot recurse)",
+           failure();
+  if (callStack.size() >= 64)
+    return error(call.getLoc()) << "helper calls nested too deeply", failure();
+  if (args.size() != fn.params.size())
+    return error(call.getLoc()) << "'" << fn.name << "' takes "
+                                << fn.params.size() << " argument"
+                                << (fn.params.size() == 1 ? "" : "s")
+                                << ", got " << args.size(),
+           failure();
+  size_t savedBase = frameBase;
+  unsigned savedLoops = loopDepth;
+  callStack.push_back(fn.name);
+  frameBase = scopes.size();
+  loopDepth = 0;
+  returned = false;
+  returnValue = Val();
+  scopes.emplace_back();
+  bool ok = true;
+  for (auto [i, p] : llvm::enumerate(fn.params))
+    if (!(ok = declare(p.first, p.second, args[i], false,
+                       "a function parameter")))
+      break;
+  ok = ok && genBlock(fn.body);
+  Val result = returnValue;
+  scopes.pop_back();
+  frameBase = savedBase;
+  loopDepth = savedLoops;
+  returned = false;
+  returnValue = Val();
+  callStack.pop_back();
+  if (!ok)
+    return failure();
+  return result;
+}

@@ -1,0 +1,166 @@
+//===- MLIRGen.h - AST to tile IR -----------------------------------*- C++ -*-===//
+//
+// Walks the AST of one kernel and emits a func.func of tile/arith/scf ops.
+// Compile-time values (parameters, literals, folded arithmetic, types) are
+// kept symbolic in `Val` and only become IR when they meet a run-time value,
+// which is how integer literals adapt to the other operand's type. Helper
+// `fn`s are inlined at each call. Every user error is an emitError at the
+// offending node; IR is only built once its operands have been checked.
+//
+// MLIRGen.cpp: kernel, params, statements, loops, fn inlining.
+// MLIRGenExpr.cpp: expressions, operators, broadcasting, casts.
+// MLIRGenBuiltins.cpp: builtin calls (load, dot, reduce_*, ...).
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "lib/Frontend/AST.h"
+#include "lib/Frontend/Frontend.h"
+
+#include "dialects/tile/TileDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <deque>
+
+namespace tile::frontend {
+
+/// A value during generation: a compile-time constant, a type, a run-time
+/// SSA value (scalar, pointer or tile), or nothing (a call without result).
+struct Val {
+  enum Kind { None, Int, Float, Bool, Type, Runtime } kind = None;
+  int64_t i = 0;
+  double f = 0;
+  bool b = false;
+  mlir::Type type;   ///< Kind::Type
+  mlir::Value value; ///< Kind::Runtime
+
+  static Val ofInt(int64_t v) { Val r; r.kind = Int; r.i = v; return r; }
+  static Val ofFloat(double v) { Val r; r.kind = Float; r.f = v; return r; }
+  static Val ofBool(bool v) { Val r; r.kind = Bool; r.b = v; return r; }
+  static Val ofType(mlir::Type t) { Val r; r.kind = Type; r.type = t; return r; }
+  static Val of(mlir::Value v) { Val r; r.kind = Runtime; r.value = v; return r; }
+  bool isConst() const { return kind == Int || kind == Float || kind == Bool; }
+  bool isRuntime() const { return kind == Runtime; }
+};
+
+/// The binary operators (also used by max/min and compound assignment).
+enum class BinOp { Add, Sub, Mul, Div, Rem, Lt, Le, Gt, Ge, Eq, Ne, And, Or,
+                   Max, Min };
+
+/// True for the names of builtin functions (load, dot, exp, ...).
+bool isBuiltinFunction(llvm::StringRef name);
+/// Builtin constant and type names, which no variable or function may take
+/// (they would silently change the meaning of later code).
+bool isReservedName(llvm::StringRef name);
+
+class MLIRGen {
+public:
+  MLIRGen(mlir::MLIRContext &ctx, llvm::StringRef filename, const Program &p);
+
+  mlir::OwningOpRef<mlir::ModuleOp> build(const FrontendOptions &options);
+
+private:
+  struct Binding {
+    Val val;
+    bool isVar = false;
+    SrcLoc loc;
+    const char *origin = "declared with 'let' (use 'var')";
+  };
+  using Scope = llvm::StringMap<Binding>;
+
+  mlir::MLIRContext &ctx;
+  mlir::OpBuilder builder;
+  mlir::StringAttr file;
+  const Program &program;
+  llvm::StringMap<const FnDecl *> fns;
+  /// scopes[0] holds the compile-time parameters; a function body sees
+  /// scopes[0] and scopes[frameBase..].
+  std::deque<Scope> scopes; // a deque: pushing a scope keeps Binding& valid
+  size_t frameBase = 1;
+  std::vector<std::string> callStack;
+  unsigned loopDepth = 0;
+  /// Statements and expressions being generated, inlined helpers included;
+  /// bounded so that hostile input cannot exhaust the stack.
+  unsigned genDepth = 0;
+  static constexpr unsigned kMaxGenDepth = 1000;
+  bool enterGen(SrcLoc l);
+  bool returned = false;
+  Val returnValue;
+
+  // MLIRGen.cpp
+  mlir::Location loc(SrcLoc l);
+  mlir::InFlightDiagnostic error(SrcLoc l);
+  const KernelDecl *selectKernel(const FrontendOptions &options);
+  bool bindParams(const KernelDecl &k, const FrontendOptions &options,
+                  mlir::NamedAttrList &params, int64_t &numWarps);
+  mlir::FailureOr<Val> parseDefine(const ConstParam &p, Val def,
+                                   const std::string &text);
+  mlir::FailureOr<mlir::Type> resolveType(const TypeRef &t, bool allowPtr);
+  Binding *lookup(llvm::StringRef name);
+  bool declare(llvm::StringRef name, SrcLoc l, Val v, bool isVar,
+               const char *origin = nullptr);
+  bool genBlock(const Body &block);
+  bool genStmt(const Stmt &s);
+  bool genStmtImpl(const Stmt &s);
+  bool genLet(const LetStmt &s);
+  bool genAssign(const AssignStmt &s);
+  bool genFor(const ForStmt &s);
+  bool genIf(const IfStmt &s);
+  bool genReturn(const ReturnStmt &s);
+  mlir::FailureOr<Val> inlineFn(const FnDecl &fn, const CallExpr &call,
+                                std::vector<Val> args);
+
+  // MLIRGenExpr.cpp
+  mlir::FailureOr<Val> genExpr(const Expr &e);
+  mlir::FailureOr<Val> genExprImpl(const Expr &e);
+  mlir::FailureOr<Val> genName(const NameExpr &e);
+  mlir::FailureOr<Val> genUnary(const UnaryExpr &e);
+  mlir::FailureOr<Val> genBinaryExpr(const BinaryExpr &e);
+  mlir::FailureOr<Val> genTernary(const TernaryExpr &e);
+  mlir::FailureOr<Val> genIndex(const IndexExpr &e);
+public:
+  // Shared with the builtins; public so that small helpers can use them.
+  mlir::FailureOr<Val> genBinary(BinOp op, Val a, Val b, SrcLoc l);
+  mlir::FailureOr<Val> genSelect(Val c, Val a, Val b, SrcLoc l);
+  mlir::FailureOr<Val> genCast(Val x, mlir::Type to, SrcLoc l);
+  mlir::FailureOr<mlir::Value> materialize(Val v, mlir::Type scalar, SrcLoc l);
+  mlir::FailureOr<mlir::Value> toRuntime(Val v, SrcLoc l);
+  mlir::FailureOr<mlir::TypedAttr> constAttr(const Val &v, mlir::Type scalar,
+                                             SrcLoc l);
+  /// `v` as a value of exactly `type` (constants materialised, scalars
+  /// splat, tiles broadcast); an error names `what`.
+  mlir::FailureOr<mlir::Value> coerce(Val v, mlir::Type type, SrcLoc l,
+                                      llvm::StringRef what);
+  mlir::FailureOr<mlir::Value> toTile(Val v, llvm::ArrayRef<int64_t> shape,
+                                      mlir::Type elem, SrcLoc l);
+  mlir::FailureOr<llvm::SmallVector<int64_t>>
+  broadcastShapes(llvm::ArrayRef<int64_t> a, llvm::ArrayRef<int64_t> b,
+                  SrcLoc l, llvm::StringRef what);
+  mlir::FailureOr<mlir::Type> commonElemType(Val a, Val b, SrcLoc l,
+                                             llvm::StringRef what);
+  mlir::Type defaultType(const Val &v);
+  static std::string describe(mlir::Type t);
+  std::string describe(const Val &v);
+  static llvm::ArrayRef<int64_t> shapeOf(const Val &v);
+
+private:
+  // MLIRGenBuiltins.cpp
+  mlir::FailureOr<Val> genCall(const CallExpr &e);
+  mlir::FailureOr<Val> genBuiltin(const CallExpr &e);
+  mlir::FailureOr<mlir::Type> typeByName(llvm::StringRef name);
+  mlir::FailureOr<llvm::SmallVector<int64_t>> genShape(const Expr &e);
+  using Slots = llvm::ArrayRef<const CallArg *>;
+  mlir::FailureOr<Val> arg(Slots s, unsigned i);
+  mlir::FailureOr<int64_t> constIntArg(const CallExpr &e, Slots s, unsigned i,
+                                       llvm::StringRef what);
+  mlir::FailureOr<Val> genMemory(const CallExpr &e, Slots s);
+  mlir::FailureOr<Val> genDot(const CallExpr &e, Slots s);
+  mlir::FailureOr<Val> genReduce(const CallExpr &e, Slots s);
+  mlir::FailureOr<Val> genMath(const CallExpr &e, Slots s);
+  mlir::FailureOr<Val> genFull(const CallExpr &e, Slots s);
+};
+
+} // namespace tile::frontend

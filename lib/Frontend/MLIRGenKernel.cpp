@@ -1,0 +1,228 @@
+//===- MLIRGenKernel.cpp - kernel selection, parameters, arguments --------===//
+#include "lib/Frontend/MLIRGen.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/SetVector.h"
+
+using namespace mlir;
+using namespace ::tile::frontend;
+using mlir::tile::PtrType;
+using mlir::tile::TileType;
+
+//===----------------------------------------------------------------------===//
+// Kernel selection, compile-time parameters, arguments
+//===----------------------------------------------------------------------===//
+
+const KernelDecl *MLIRGen::selectKernel(const FrontendOptions &options) {
+  llvm::StringMap<const KernelDecl *> byName;
+  std::string names;
+  for (const auto &k : program.kernels) {
+    if (!byName.insert({k->name, k.get()}).second)
+      return error(k->loc) << "redefinition of kernel '" << k->name << "'",
+             nullptr;
+    names += (names.empty() ? "" : ", ") + k->name;
+  }
+  if (program.kernels.empty())
+    return error(SrcLoc{1, 1}) << "no kernel in this file (write 'kernel "
+                               << "name(...) { ... }')",
+           nullptr;
+  if (!options.kernel.empty()) {
+    auto it = byName.find(options.kernel);
+    if (it == byName.end())
+      return error(program.kernels.front()->loc)
+                 << "no kernel named '" << options.kernel
+                 << "' (this file has: " << names << ")",
+             nullptr;
+    return it->second;
+  }
+  if (program.kernels.size() > 1)
+    return error(program.kernels[1]->loc)
+               << "this file has several kernels (" << names
+               << "); choose one with --kernel NAME",
+           nullptr;
+  return program.kernels.front().get();
+}
+
+mlir::FailureOr<mlir::Type> MLIRGen::resolveType(const TypeRef &t,
+                                                 bool allowPtr) {
+  if (t.pointee) {
+    if (!allowPtr)
+      return error(t.loc) << "pointers to pointers are not supported", failure();
+    FailureOr<Type> inner = resolveType(*t.pointee, false);
+    if (failed(inner))
+      return failure();
+    return Type(PtrType::get(&ctx, *inner));
+  }
+  if (Binding *b = lookup(t.name)) {
+    if (b->val.kind == Val::Type)
+      return b->val.type;
+    return error(t.loc) << "'" << t.name << "' is not a type", failure();
+  }
+  FailureOr<Type> ty = typeByName(t.name);
+  if (failed(ty))
+    return error(t.loc) << "unknown type '" << t.name
+                        << "' (expected i1, bool, i32, i64, f16, bf16, f32, "
+                        << "f64 or ptr<T>)",
+           failure();
+  return ty;
+}
+
+/// Parses a -D value according to the kind of the parameter's default.
+mlir::FailureOr<Val> MLIRGen::parseDefine(const ConstParam &p, Val def,
+                                          const std::string &text) {
+  llvm::StringRef s = llvm::StringRef(text).trim();
+  auto bad = [&](const char *want) {
+    return error(p.loc) << "-D " << p.name << "=" << text
+                        << ": compile-time parameter '" << p.name << "' "
+                        << want,
+           failure();
+  };
+  switch (def.kind) {
+  case Val::Int: {
+    int64_t v;
+    if (s.getAsInteger(10, v))
+      return bad("is an integer; expected an integer value");
+    return Val::ofInt(v);
+  }
+  case Val::Bool:
+    if (s == "true" || s == "1")
+      return Val::ofBool(true);
+    if (s == "false" || s == "0")
+      return Val::ofBool(false);
+    return bad("is a bool; expected true or false");
+  case Val::Float: {
+    double v;
+    if (s.getAsDouble(v))
+      return bad("is a float; expected a number");
+    return Val::ofFloat(v);
+  }
+  case Val::Type: {
+    FailureOr<Type> t = typeByName(s);
+    if (failed(t))
+      return bad("is a type; expected i1, i32, i64, f16, bf16, f32 or f64");
+    return Val::ofType(*t);
+  }
+  default:
+    return bad("has no value");
+  }
+}
+
+static Attribute paramAttr(Builder &b, const Val &v) {
+  switch (v.kind) {
+  case Val::Int: return b.getI64IntegerAttr(v.i);
+  case Val::Bool: return b.getBoolAttr(v.b);
+  case Val::Float: return b.getF64FloatAttr(v.f);
+  case Val::Type: return TypeAttr::get(v.type);
+  default: return b.getUnitAttr();
+  }
+}
+
+bool MLIRGen::bindParams(const KernelDecl &k, const FrontendOptions &options,
+                         NamedAttrList &params, int64_t &numWarps) {
+  for (const auto &[name, value] : options.defines) {
+    if (llvm::none_of(k.params, [&](const ConstParam &p) { return p.name == name; })) {
+      std::string known;
+      for (const ConstParam &p : k.params)
+        known += (known.empty() ? "" : ", ") + p.name;
+      return error(k.loc) << "-D " << name << "=" << value
+                          << ": kernel '" << k.name
+                          << "' has no compile-time parameter '" << name
+                          << "' (it has: " << (known.empty() ? "none" : known)
+                          << ")",
+             false;
+    }
+  }
+  for (const ConstParam &p : k.params) {
+    FailureOr<Val> v = genExpr(*p.value);
+    if (failed(v))
+      return false;
+    if (!v->isConst() && v->kind != Val::Type)
+      return error(p.value->getLoc())
+                 << "the default of compile-time parameter '" << p.name
+                 << "' must be an integer, float, bool or type constant",
+             false;
+    auto it = options.defines.find(p.name);
+    if (it != options.defines.end()) {
+      v = parseDefine(p, *v, it->second);
+      if (failed(v))
+        return false;
+    }
+    if (p.name == "NUM_WARPS") {
+      if (v->kind != Val::Int || v->i < 1 || v->i > 32 || (v->i & (v->i - 1)))
+        return error(p.loc) << "NUM_WARPS must be a power of two between 1 "
+                            << "and 32", false;
+      numWarps = v->i;
+    }
+    if (!declare(p.name, p.loc, *v, false, "a compile-time parameter"))
+      return false;
+    params.append(p.name, paramAttr(builder, *v));
+  }
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// The kernel
+//===----------------------------------------------------------------------===//
+
+OwningOpRef<ModuleOp> MLIRGen::build(const FrontendOptions &options) {
+  ctx.loadDialect<mlir::tile::TileDialect, arith::ArithDialect,
+                  scf::SCFDialect, func::FuncDialect>();
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc(SrcLoc{1, 1}));
+  builder.setInsertionPointToEnd(module->getBody());
+
+  for (const auto &f : program.fns) {
+    if (!fns.insert({f->name, f.get()}).second)
+      return error(f->loc) << "redefinition of function '" << f->name << "'",
+             nullptr;
+    if (isReservedName(f->name) || isBuiltinFunction(f->name))
+      return error(f->loc) << "'" << f->name << "' is a builtin; choose "
+                           << "another function name", nullptr;
+  }
+  const KernelDecl *k = selectKernel(options);
+  if (!k)
+    return nullptr;
+
+  scopes.clear();
+  scopes.emplace_back();
+  frameBase = 1;
+  NamedAttrList params;
+  int64_t numWarps = 4;
+  if (!bindParams(*k, options, params, numWarps))
+    return nullptr;
+
+  scopes.emplace_back();
+  SmallVector<Type> argTypes;
+  for (const KernelArg &a : k->args) {
+    FailureOr<Type> t = resolveType(a.type, true);
+    if (failed(t))
+      return nullptr;
+    if (isa<TileType>(*t))
+      return error(a.type.loc) << "kernel arguments must be scalars or "
+                               << "pointers", nullptr;
+    argTypes.push_back(*t);
+  }
+  auto fnType = builder.getFunctionType(argTypes, {});
+  auto func = func::FuncOp::create(builder, loc(k->loc), k->name, fnType);
+  func->setAttr(mlir::tile::kKernelAttr, builder.getUnitAttr());
+  func->setAttr(mlir::tile::kParamsAttr, params.getDictionary(&ctx));
+  func->setAttr(mlir::tile::kNumWarpsAttr, builder.getI64IntegerAttr(numWarps));
+  Block *entry = func.addEntryBlock();
+  for (auto [i, a] : llvm::enumerate(k->args)) {
+    entry->getArgument(i).setLoc(loc(a.loc));
+    if (!declare(a.name, a.loc, Val::of(entry->getArgument(i)), false,
+                 "a kernel argument"))
+      return nullptr;
+  }
+  builder.setInsertionPointToStart(entry);
+  if (!genBlock(k->body))
+    return nullptr;
+  func::ReturnOp::create(builder, loc(k->loc));
+
+  if (failed(verify(*module)))
+    return nullptr;
+  return module;
+}
+

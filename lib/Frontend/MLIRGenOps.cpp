@@ -1,0 +1,350 @@
+//===- MLIRGenOps.cpp - binary operators, select and casts ----------------===//
+//
+// Constant folding of compile-time operands, pointer arithmetic, then the
+// scalar (arith) or tile (tile dialect) form of each operator, with
+// broadcasting and constant adaptation done first.
+//
+//===----------------------------------------------------------------------===//
+#include "lib/Frontend/MLIRGen.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace ::tile::frontend;
+using mlir::tile::PtrType;
+using mlir::tile::TileType;
+namespace tl = mlir::tile;
+
+static const char *opName(BinOp op) {
+  switch (op) {
+  case BinOp::Add: return "'+'";
+  case BinOp::Sub: return "'-'";
+  case BinOp::Mul: return "'*'";
+  case BinOp::Div: return "'/'";
+  case BinOp::Rem: return "'%'";
+  case BinOp::Lt: return "'<'";
+  case BinOp::Le: return "'<='";
+  case BinOp::Gt: return "'>'";
+  case BinOp::Ge: return "'>='";
+  case BinOp::Eq: return "'=='";
+  case BinOp::Ne: return "'!='";
+  case BinOp::And: return "'&&'";
+  case BinOp::Or: return "'||'";
+  case BinOp::Max: return "max()";
+  case BinOp::Min: return "min()";
+  }
+  return "operator";
+}
+
+static bool isCompare(BinOp op) {
+  return op == BinOp::Lt || op == BinOp::Le || op == BinOp::Gt ||
+         op == BinOp::Ge || op == BinOp::Eq || op == BinOp::Ne;
+}
+
+template <typename T> static bool compare(BinOp op, T a, T b) {
+  switch (op) {
+  case BinOp::Lt: return a < b;
+  case BinOp::Le: return a <= b;
+  case BinOp::Gt: return a > b;
+  case BinOp::Ge: return a >= b;
+  case BinOp::Eq: return a == b;
+  default: return a != b;
+  }
+}
+
+/// Folds an operator on two compile-time constants.
+static FailureOr<Val> fold(BinOp op, const Val &a, const Val &b,
+                           function_ref<InFlightDiagnostic()> err) {
+  if (a.kind == Val::Bool || b.kind == Val::Bool) {
+    if (a.kind != Val::Bool || b.kind != Val::Bool)
+      return err() << "cannot mix a bool and a number in " << opName(op),
+             failure();
+    if (op == BinOp::And || op == BinOp::Or)
+      return Val::ofBool(op == BinOp::And ? (a.b && b.b) : (a.b || b.b));
+    if (op == BinOp::Eq || op == BinOp::Ne)
+      return Val::ofBool((a.b == b.b) == (op == BinOp::Eq));
+    return err() << opName(op) << " is not defined on bool values", failure();
+  }
+  if (op == BinOp::And || op == BinOp::Or)
+    return err() << opName(op) << " needs bool operands", failure();
+  if (a.kind == Val::Float || b.kind == Val::Float) {
+    double x = a.kind == Val::Float ? a.f : double(a.i);
+    double y = b.kind == Val::Float ? b.f : double(b.i);
+    if (isCompare(op))
+      return Val::ofBool(compare(op, x, y));
+    switch (op) {
+    case BinOp::Add: return Val::ofFloat(x + y);
+    case BinOp::Sub: return Val::ofFloat(x - y);
+    case BinOp::Mul: return Val::ofFloat(x * y);
+    case BinOp::Div: return Val::ofFloat(x / y);
+    case BinOp::Rem: return Val::ofFloat(std::fmod(x, y));
+    case BinOp::Max: return Val::ofFloat(std::isnan(x) || x > y ? x : y);
+    default: return Val::ofFloat(std::isnan(x) || x < y ? x : y);
+    }
+  }
+  int64_t x = a.i, y = b.i, r = 0;
+  if (isCompare(op))
+    return Val::ofBool(compare(op, x, y));
+  bool overflow = false;
+  switch (op) {
+  case BinOp::Add: overflow = __builtin_add_overflow(x, y, &r); break;
+  case BinOp::Sub: overflow = __builtin_sub_overflow(x, y, &r); break;
+  case BinOp::Mul: overflow = __builtin_mul_overflow(x, y, &r); break;
+  case BinOp::Div:
+  case BinOp::Rem:
+    if (y == 0)
+      return err() << "division by zero in a compile-time expression",
+             failure();
+    if (x == INT64_MIN && y == -1)
+      overflow = true;
+    else
+      r = op == BinOp::Div ? x / y : x % y;
+    break;
+  case BinOp::Max: r = std::max(x, y); break;
+  default: r = std::min(x, y); break;
+  }
+  if (overflow)
+    return err() << "integer overflow in a compile-time expression", failure();
+  return Val::ofInt(r);
+}
+
+static tl::CmpPredicate tilePred(BinOp op) {
+  switch (op) {
+  case BinOp::Lt: return tl::CmpPredicate::lt;
+  case BinOp::Le: return tl::CmpPredicate::le;
+  case BinOp::Gt: return tl::CmpPredicate::gt;
+  case BinOp::Ge: return tl::CmpPredicate::ge;
+  case BinOp::Eq: return tl::CmpPredicate::eq;
+  default: return tl::CmpPredicate::ne;
+  }
+}
+
+/// The scalar form of `op` on two values of one type.
+static Value scalarOp(OpBuilder &b, Location l, BinOp op, Value x, Value y) {
+  bool isF = isa<FloatType>(x.getType());
+  if (isCompare(op)) {
+    if (isF) {
+      arith::CmpFPredicate p[] = {arith::CmpFPredicate::OLT, arith::CmpFPredicate::OLE,
+                                  arith::CmpFPredicate::OGT, arith::CmpFPredicate::OGE,
+                                  arith::CmpFPredicate::OEQ, arith::CmpFPredicate::UNE};
+      return arith::CmpFOp::create(b, l, p[int(op) - int(BinOp::Lt)], x, y);
+    }
+    arith::CmpIPredicate p[] = {arith::CmpIPredicate::slt, arith::CmpIPredicate::sle,
+                                arith::CmpIPredicate::sgt, arith::CmpIPredicate::sge,
+                                arith::CmpIPredicate::eq, arith::CmpIPredicate::ne};
+    return arith::CmpIOp::create(b, l, p[int(op) - int(BinOp::Lt)], x, y);
+  }
+  switch (op) {
+  case BinOp::Add: return isF ? Value(arith::AddFOp::create(b, l, x, y)) : Value(arith::AddIOp::create(b, l, x, y));
+  case BinOp::Sub: return isF ? Value(arith::SubFOp::create(b, l, x, y)) : Value(arith::SubIOp::create(b, l, x, y));
+  case BinOp::Mul: return isF ? Value(arith::MulFOp::create(b, l, x, y)) : Value(arith::MulIOp::create(b, l, x, y));
+  case BinOp::Div: return isF ? Value(arith::DivFOp::create(b, l, x, y)) : Value(arith::DivSIOp::create(b, l, x, y));
+  case BinOp::Rem: return isF ? Value(arith::RemFOp::create(b, l, x, y)) : Value(arith::RemSIOp::create(b, l, x, y));
+  case BinOp::Max: return isF ? Value(arith::MaximumFOp::create(b, l, x, y)) : Value(arith::MaxSIOp::create(b, l, x, y));
+  case BinOp::Min: return isF ? Value(arith::MinimumFOp::create(b, l, x, y)) : Value(arith::MinSIOp::create(b, l, x, y));
+  case BinOp::And: return arith::AndIOp::create(b, l, x, y);
+  default: return arith::OrIOp::create(b, l, x, y);
+  }
+}
+
+/// The tile form of `op` on two tiles of one type.
+static Value tileOp(OpBuilder &b, Location l, BinOp op, Value x, Value y) {
+  auto t = cast<TileType>(x.getType());
+  if (isCompare(op))
+    return tl::CmpOp::create(b, l, t.withElementType(b.getI1Type()),
+                             tilePred(op), x, y);
+  switch (op) {
+  case BinOp::Add: return tl::AddOp::create(b, l, t, x, y);
+  case BinOp::Sub: return tl::SubOp::create(b, l, t, x, y);
+  case BinOp::Mul: return tl::MulOp::create(b, l, t, x, y);
+  case BinOp::Div: return tl::DivOp::create(b, l, t, x, y);
+  case BinOp::Rem: return tl::RemOp::create(b, l, t, x, y);
+  case BinOp::Max: return tl::MaxOp::create(b, l, t, x, y);
+  case BinOp::Min: return tl::MinOp::create(b, l, t, x, y);
+  case BinOp::And: return tl::AndOp::create(b, l, t, x, y);
+  default: return tl::OrOp::create(b, l, t, x, y);
+  }
+}
+
+static bool isBoolTyped(const Val &v) {
+  return v.kind == Val::Bool ||
+         (v.isRuntime() && getElementTypeOrSelf(v.value.getType()).isInteger(1));
+}
+
+static bool isPtrTyped(const Val &v) {
+  return v.isRuntime() && isa<PtrType>(getElementTypeOrSelf(v.value.getType()));
+}
+
+FailureOr<Val> MLIRGen::genBinary(BinOp op, Val a, Val b, SrcLoc l) {
+  for (const Val *v : {&a, &b})
+    if (v->kind == Val::None || v->kind == Val::Type)
+      return error(l) << opName(op) << " needs values, got " << describe(*v),
+             failure();
+  if (a.isConst() && b.isConst())
+    return fold(op, a, b, [&] { return error(l); });
+
+  // Pointer arithmetic: ptr + int offsets (in elements).
+  if (isPtrTyped(a) || isPtrTyped(b)) {
+    if (op != BinOp::Add || (isPtrTyped(a) && isPtrTyped(b)))
+      return error(l) << "only 'pointer + integer' is supported on pointers, "
+                      << "got " << describe(a) << " " << opName(op) << " "
+                      << describe(b), failure();
+    const Val &p = isPtrTyped(a) ? a : b, &o = isPtrTyped(a) ? b : a;
+    Type ot = o.isRuntime() ? getElementTypeOrSelf(o.value.getType())
+                            : (o.kind == Val::Int ? defaultType(o) : Type());
+    if (!ot || !(ot.isInteger(32) || ot.isInteger(64)))
+      return error(l) << "pointer offsets must be i32 or i64 integers, got "
+                      << describe(o), failure();
+    Type pt = getElementTypeOrSelf(p.value.getType());
+    if (shapeOf(p).empty() && shapeOf(o).empty()) {
+      FailureOr<Value> off = materialize(o, ot, l);
+      if (failed(off))
+        return failure();
+      return Val::of(tl::AddPtrOp::create(builder, loc(l), pt, p.value, *off));
+    }
+    auto shape = broadcastShapes(shapeOf(p), shapeOf(o), l, "pointer '+'");
+    if (failed(shape))
+      return failure();
+    FailureOr<Value> pv = toTile(p, *shape, pt, l);
+    FailureOr<Value> ov = failed(pv) ? FailureOr<Value>(failure()) : toTile(o, *shape, ot, l);
+    if (failed(ov))
+      return failure();
+    return Val::of(tl::AddPtrOp::create(builder, loc(l),
+                                        TileType::get(*shape, pt), *pv, *ov));
+  }
+
+  FailureOr<Type> elem = commonElemType(a, b, l, opName(op));
+  if (failed(elem))
+    return failure();
+  bool isBool = elem->isInteger(1);
+  if ((op == BinOp::And || op == BinOp::Or) != isBool)
+    return error(l) << (isBool ? "arithmetic and comparisons are not defined "
+                                 "on bool values; use &&, || and !"
+                               : "needs bool operands")
+                    << " (" << opName(op) << " on " << describe(*elem) << ")",
+           failure();
+  if (shapeOf(a).empty() && shapeOf(b).empty()) {
+    FailureOr<Value> x = materialize(a, *elem, l);
+    FailureOr<Value> y = failed(x) ? FailureOr<Value>(failure()) : materialize(b, *elem, l);
+    if (failed(y))
+      return failure();
+    return Val::of(scalarOp(builder, loc(l), op, *x, *y));
+  }
+  auto shape = broadcastShapes(shapeOf(a), shapeOf(b), l, opName(op));
+  if (failed(shape))
+    return failure();
+  FailureOr<Value> x = toTile(a, *shape, *elem, l);
+  FailureOr<Value> y = failed(x) ? FailureOr<Value>(failure()) : toTile(b, *shape, *elem, l);
+  if (failed(y))
+    return failure();
+  return Val::of(tileOp(builder, loc(l), op, *x, *y));
+}
+
+FailureOr<Val> MLIRGen::genSelect(Val c, Val a, Val b, SrcLoc l) {
+  if (c.kind == Val::Bool)
+    return c.b ? a : b;
+  if (!isBoolTyped(c))
+    return error(l) << "the condition must be a bool, got " << describe(c),
+           failure();
+  for (const Val *v : {&a, &b})
+    if (v->kind == Val::None || v->kind == Val::Type)
+      return error(l) << "select needs values, got " << describe(*v),
+             failure();
+  FailureOr<Type> elem = commonElemType(a, b, l, "a select");
+  if (failed(elem))
+    return failure();
+  if (shapeOf(c).empty() && shapeOf(a).empty() && shapeOf(b).empty()) {
+    FailureOr<Value> x = materialize(a, *elem, l);
+    FailureOr<Value> y = failed(x) ? FailureOr<Value>(failure()) : materialize(b, *elem, l);
+    if (failed(y))
+      return failure();
+    return Val::of(arith::SelectOp::create(builder, loc(l), c.value, *x, *y));
+  }
+  auto s1 = broadcastShapes(shapeOf(c), shapeOf(a), l, "a select");
+  if (failed(s1))
+    return failure();
+  auto shape = broadcastShapes(*s1, shapeOf(b), l, "a select");
+  if (failed(shape))
+    return failure();
+  FailureOr<Value> cv = toTile(c, *shape, builder.getI1Type(), l);
+  FailureOr<Value> x = failed(cv) ? FailureOr<Value>(failure()) : toTile(a, *shape, *elem, l);
+  FailureOr<Value> y = failed(x) ? FailureOr<Value>(failure()) : toTile(b, *shape, *elem, l);
+  if (failed(y))
+    return failure();
+  return Val::of(tl::WhereOp::create(builder, loc(l),
+                                     TileType::get(*shape, *elem), *cv, *x, *y));
+}
+
+/// Scalar conversion between i1/i32/i64/f16/bf16/f32/f64 (signed ints).
+static Value scalarCast(OpBuilder &b, Location l, Value x, Type to) {
+  Type from = x.getType();
+  if (from == to)
+    return x;
+  bool fromF = isa<FloatType>(from), toF = isa<FloatType>(to);
+  unsigned fw = from.getIntOrFloatBitWidth(), tw = to.getIntOrFloatBitWidth();
+  if (to.isInteger(1)) {
+    if (fromF) {
+      Value zero = arith::ConstantOp::create(b, l, b.getFloatAttr(from, 0.0));
+      return arith::CmpFOp::create(b, l, arith::CmpFPredicate::UNE, x, zero);
+    }
+    Value zero = arith::ConstantOp::create(b, l, b.getIntegerAttr(from, 0));
+    return arith::CmpIOp::create(b, l, arith::CmpIPredicate::ne, x, zero);
+  }
+  if (!fromF && !toF) {
+    if (fw < tw)
+      return from.isInteger(1) ? Value(arith::ExtUIOp::create(b, l, to, x))
+                               : Value(arith::ExtSIOp::create(b, l, to, x));
+    return arith::TruncIOp::create(b, l, to, x);
+  }
+  if (!fromF)
+    return from.isInteger(1) ? Value(arith::UIToFPOp::create(b, l, to, x))
+                             : Value(arith::SIToFPOp::create(b, l, to, x));
+  if (!toF)
+    return arith::FPToSIOp::create(b, l, to, x);
+  if (fw < tw)
+    return arith::ExtFOp::create(b, l, to, x);
+  if (fw > tw)
+    return arith::TruncFOp::create(b, l, to, x);
+  Value wide = arith::ExtFOp::create(b, l, b.getF32Type(), x); // f16 <-> bf16
+  return arith::TruncFOp::create(b, l, to, wide);
+}
+
+FailureOr<Val> MLIRGen::genCast(Val x, Type to, SrcLoc l) {
+  if (x.kind == Val::None || x.kind == Val::Type)
+    return error(l) << "cannot cast " << describe(x), failure();
+  if (x.isConst()) {
+    Val c = x;
+    if (to.isInteger(1)) {
+      c = Val::ofBool(x.kind == Val::Bool ? x.b
+                      : x.kind == Val::Int ? x.i != 0 : x.f != 0);
+    } else if (to.isInteger()) {
+      if (x.kind == Val::Float) {
+        if (!(std::fabs(x.f) < 9.2e18))
+          return error(l) << "cannot convert " << describe(x) << " to "
+                          << describe(to), failure();
+        c = Val::ofInt(int64_t(x.f));
+      } else if (x.kind == Val::Bool) {
+        c = Val::ofInt(x.b);
+      }
+    } else if (x.kind == Val::Bool) {
+      c = Val::ofFloat(x.b ? 1.0 : 0.0);
+    }
+    FailureOr<Value> v = materialize(c, to, l);
+    if (failed(v))
+      return failure();
+    return Val::of(*v);
+  }
+  Type t = x.value.getType();
+  if (isa<PtrType>(getElementTypeOrSelf(t)))
+    return error(l) << "cannot cast " << describe(x) << " to " << describe(to),
+           failure();
+  if (auto tt = dyn_cast<TileType>(t)) {
+    if (tt.getElementType() == to)
+      return x;
+    return Val::of(tl::CastOp::create(builder, loc(l), tt.withElementType(to),
+                                      x.value));
+  }
+  return Val::of(scalarCast(builder, loc(l), x.value, to));
+}

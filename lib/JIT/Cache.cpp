@@ -1,0 +1,178 @@
+//===- Cache.cpp - cache keys and the memory + disk kernel cache ----------===//
+//
+// Post-condition of KernelCache::getOrBuild: the returned entry either was
+// just built, or came from memory, or came from a disk entry whose meta file
+// names this key and whose ptx / cubin / manifest checksums and manifest
+// parse all verified. Anything else on disk is reported (debug) and rebuilt.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tile/JIT.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <system_error>
+
+namespace tile {
+
+namespace {
+constexpr const char *kMetaMagic = "tilec-cache 1";
+
+void appendField(std::string &out, const char *tag, const std::string &v) {
+  out += tag;
+  out += ':';
+  out += std::to_string(v.size());
+  out += ':';
+  out += v;
+  out += '\n';
+}
+} // namespace
+
+std::string cacheKey(const CacheKeyInputs &in) {
+  std::string s = "tilec-cache-key-v1\n";
+  appendField(s, "source", in.source);
+  appendField(s, "defines", std::to_string(in.defines.size()));
+  for (const auto &[name, value] : in.defines) {
+    appendField(s, "D.name", name);
+    appendField(s, "D.value", value);
+  }
+  appendField(s, "kernel", in.kernel);
+  appendField(s, "arch", in.arch);
+  appendField(s, "tilec", in.tilecVersion);
+  appendField(s, "llvm", in.llvmVersion);
+  appendField(s, "cuda", in.cudaVersion);
+  return hashHex(s);
+}
+
+//===----------------------------------------------------------------------===//
+// KernelCache
+//===----------------------------------------------------------------------===//
+
+KernelCache::KernelCache(Options options) : options_(std::move(options)) {
+  if (options_.dir.empty())
+    options_.dir = defaultCacheDir();
+  if (!options_.debug && std::getenv("TILEC_JIT_DEBUG"))
+    options_.debug = [](const std::string &m) {
+      std::fprintf(stderr, "tilec-jit: %s\n", m.c_str());
+    };
+  if (options_.disk) {
+    std::error_code ec;
+    std::filesystem::create_directories(options_.dir, ec);
+    diskUsable_ = !ec && std::filesystem::is_directory(options_.dir, ec);
+    if (!diskUsable_)
+      debug("cache dir '" + options_.dir + "' is not usable (" +
+            ec.message() + "); caching in memory only");
+  }
+}
+
+void KernelCache::debug(const std::string &message) const {
+  if (options_.debug)
+    options_.debug(message);
+}
+
+std::string KernelCache::entryPath(const std::string &key,
+                                   const char *ext) const {
+  return options_.dir + "/" + key + ext;
+}
+
+JITStats KernelCache::stats() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return stats_;
+}
+
+void KernelCache::clearMemory() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  memory_.clear();
+}
+
+namespace {
+std::string metaLine(const char *what, const std::string &data) {
+  return std::string(what) + " " + hashHex(data) + " " +
+         std::to_string(data.size()) + "\n";
+}
+} // namespace
+
+bool KernelCache::readDisk(const std::string &key, CompiledKernel &out) {
+  std::string meta, error;
+  if (!readFile(entryPath(key, ".meta"), meta, error))
+    return false; // no entry: a plain miss, not corruption
+
+  auto reject = [&](const std::string &why) {
+    ++stats_.diskRejected;
+    debug("cache entry " + entryPath(key, "") + " is corrupt (" + why +
+          "); rebuilding");
+    return false;
+  };
+
+  CompiledKernel e;
+  e.key = key;
+  std::string manifestJSON;
+  if (!readFile(entryPath(key, ".ptx"), e.ptx, error))
+    return reject(error);
+  if (!readFile(entryPath(key, ".manifest.json"), manifestJSON, error))
+    return reject(error);
+  std::string expected = std::string(kMetaMagic) + "\nkey " + key + "\n" +
+                         metaLine("ptx", e.ptx) +
+                         metaLine("manifest", manifestJSON);
+  bool wantsCubin = meta.find("\ncubin ") != std::string::npos;
+  if (wantsCubin) {
+    if (!readFile(entryPath(key, ".cubin"), e.cubin, error))
+      return reject(error);
+    expected += metaLine("cubin", e.cubin);
+  }
+  if (meta != expected)
+    return reject("checksums in " + key + ".meta do not match the files");
+  if (!Manifest::fromJSON(manifestJSON, e.manifest, error))
+    return reject(error);
+  out = std::move(e);
+  return true;
+}
+
+void KernelCache::writeDisk(const CompiledKernel &e) {
+  std::string manifestJSON = e.manifest.toJSON();
+  std::string meta = std::string(kMetaMagic) + "\nkey " + e.key + "\n" +
+                     metaLine("ptx", e.ptx) + metaLine("manifest", manifestJSON);
+  Status s = writeFileAtomic(entryPath(e.key, ".ptx"), e.ptx);
+  if (s.ok() && !e.cubin.empty()) {
+    s = writeFileAtomic(entryPath(e.key, ".cubin"), e.cubin);
+    meta += metaLine("cubin", e.cubin);
+  }
+  if (s.ok())
+    s = writeFileAtomic(entryPath(e.key, ".manifest.json"), manifestJSON);
+  if (s.ok()) // last: the meta file commits the entry
+    s = writeFileAtomic(entryPath(e.key, ".meta"), meta);
+  if (!s.ok())
+    debug("could not store cache entry " + e.key + ": " + s.message());
+}
+
+Expected<CompiledKernelRef> KernelCache::getOrBuild(const std::string &key,
+                                                    const BuildFn &build) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (auto it = memory_.find(key); it != memory_.end()) {
+    ++stats_.memoryHits;
+    return it->second;
+  }
+  CompiledKernel entry;
+  if (diskUsable_ && readDisk(key, entry)) {
+    ++stats_.diskHits;
+    debug("disk hit " + entryPath(key, ""));
+    auto ref = std::make_shared<const CompiledKernel>(std::move(entry));
+    memory_[key] = ref;
+    return CompiledKernelRef(ref);
+  }
+
+  ++stats_.compilations;
+  debug("compiling " + key);
+  Expected<CompiledKernel> built = build();
+  if (!built)
+    return built.status();
+  built->key = key;
+  if (diskUsable_)
+    writeDisk(*built);
+  auto ref = std::make_shared<const CompiledKernel>(built.take());
+  memory_[key] = ref;
+  return CompiledKernelRef(ref);
+}
+
+} // namespace tile

@@ -1,0 +1,218 @@
+//===- Compiler.cpp - the compile() entry point: source to any stage ------===//
+//
+// One function runs the whole pipeline (DESIGN.md "Pipeline"), stopping
+// after the stage asked for. Diagnostics of every stage are collected as
+// text with carets.
+//
+//===----------------------------------------------------------------------===//
+#include "tile/Compiler.h"
+
+#include "dialects/tile/TileDialect.h"
+#include "lib/Conversion/Passes.h"
+#include "lib/Frontend/Frontend.h"
+#include "lib/Pipeline/Registration.h"
+#include "lib/Target/PTX.h"
+#include "lib/Transforms/Passes.h"
+#include "tile/Version.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace tile;
+
+namespace {
+struct Stage {
+  const char *name;
+  EmitStage stage;
+};
+const Stage kStages[] = {
+    {"ast", EmitStage::AST},       {"tile", EmitStage::Tile},
+    {"tile-opt", EmitStage::TileOpt}, {"layout", EmitStage::Layout},
+    {"gpu", EmitStage::GPU},       {"nvvm", EmitStage::NVVM},
+    {"llvm", EmitStage::LLVM},     {"ptx", EmitStage::PTX},
+    {"cubin", EmitStage::Cubin},
+};
+
+std::string print(mlir::Operation *op) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  op->print(os);
+  return s;
+}
+
+/// "ptr<bf16>", "i32", … as written in .tile source.
+std::string sourceTypeName(mlir::Type t) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  if (auto p = llvm::dyn_cast<mlir::tile::PtrType>(t)) {
+    os << "ptr<" << p.getPointeeType() << ">";
+    return s;
+  }
+  if (t.isInteger(1))
+    return "bool";
+  os << t;
+  return s;
+}
+
+/// Kernel name, parameters and compile-time values from the frontend's IR.
+void describeKernel(mlir::ModuleOp module, Manifest &m) {
+  module.walk([&](mlir::func::FuncOp fn) {
+    if (!fn->hasAttr(mlir::tile::kKernelAttr))
+      return;
+    m.kernelName = fn.getName().str();
+    for (auto [i, t] : llvm::enumerate(fn.getArgumentTypes())) {
+      auto name = fn.getArgAttrOfType<mlir::StringAttr>(i, "tile.name");
+      m.params.push_back({name ? name.str() : "arg" + std::to_string(i),
+                          sourceTypeName(t)});
+    }
+    if (auto params = fn->getAttrOfType<mlir::DictionaryAttr>(
+            mlir::tile::kParamsAttr))
+      for (mlir::NamedAttribute a : params) {
+        std::string v;
+        llvm::raw_string_ostream os(v);
+        if (auto i = llvm::dyn_cast<mlir::IntegerAttr>(a.getValue()))
+          os << (i.getType().isInteger(1) ? (i.getInt() ? "true" : "false")
+                                          : std::to_string(i.getInt()));
+        else if (auto f = llvm::dyn_cast<mlir::FloatAttr>(a.getValue()))
+          os << f.getValueAsDouble();
+        else if (auto ty = llvm::dyn_cast<mlir::TypeAttr>(a.getValue()))
+          os << ty.getValue();
+        else
+          os << a.getValue();
+        m.constants[a.getName().str()] = v;
+      }
+    m.blockSize = 32 * int(mlir::tile::getNumWarps(fn));
+  });
+}
+
+void describeGPU(mlir::ModuleOp module, Manifest &m) {
+  module.walk([&](mlir::gpu::GPUFuncOp fn) {
+    if (auto a = fn->getAttrOfType<mlir::IntegerAttr>(
+            mlir::tile::kSharedMemoryAttr))
+      m.sharedMemoryBytes = int(a.getInt());
+  });
+}
+} // namespace
+
+
+bool tile::parseEmitStage(const std::string &name, EmitStage &out) {
+  for (const Stage &s : kStages)
+    if (name == s.name) {
+      out = s.stage;
+      return true;
+    }
+  return false;
+}
+
+const char *tile::emitStageNames() {
+  return "ast, tile, tile-opt, layout, gpu, nvvm, llvm, ptx, cubin";
+}
+
+std::string tile::versionString() {
+  return std::string("tilec ") + TILEC_VERSION_STRING + " (LLVM " +
+         TILEC_LLVM_VERSION_STRING + ")";
+}
+
+CompileResult tile::compile(const std::string &source,
+                            const std::string &filename,
+                            const CompileOptions &options, EmitStage stopAt) {
+  CompileResult result;
+  llvm::raw_string_ostream diag(result.diagnostics);
+  if (options.arch != "sm_80" && options.arch != "sm_90a") {
+    diag << "error: unsupported -arch '" << options.arch
+         << "' (supported: sm_80, sm_90a)\n";
+    return result;
+  }
+
+  mlir::DialectRegistry registry;
+  registerAllDialects(registry);
+  mlir::MLIRContext context(registry, mlir::MLIRContext::Threading::DISABLED);
+  context.loadAllAvailableDialects();
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(source, filename), llvm::SMLoc());
+  mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context, diag);
+
+  if (stopAt == EmitStage::AST) {
+    llvm::raw_string_ostream os(result.text);
+    result.ok = frontend::dumpAST(context, sourceMgr, os);
+    return result;
+  }
+  frontend::FrontendOptions fe;
+  fe.defines = options.defines;
+  fe.kernel = options.kernel;
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      frontend::buildModule(context, sourceMgr, fe);
+  if (!module)
+    return result;
+  describeKernel(*module, result.manifest);
+  result.manifest.arch = options.arch;
+  result.manifest.sourceHash = hashHex(source);
+  result.manifest.tilecVersion = TILEC_VERSION_STRING;
+  result.manifest.llvmVersion = TILEC_LLVM_VERSION_STRING;
+
+  struct Step {
+    EmitStage stage;
+    void (*build)(mlir::OpPassManager &);
+  };
+  const Step steps[] = {{EmitStage::TileOpt, buildTileOptPipeline},
+                        {EmitStage::Layout, buildLayoutPipeline},
+                        {EmitStage::GPU, buildGPUPipeline},
+                        {EmitStage::NVVM, buildNVVMPipeline}};
+  if (stopAt == EmitStage::Tile) {
+    result.text = print(*module);
+    result.ok = true;
+    return result;
+  }
+  for (const Step &step : steps) {
+    mlir::PassManager pm(&context);
+    step.build(pm);
+    if (mlir::failed(pm.run(*module)))
+      return result;
+    if (step.stage == EmitStage::GPU)
+      describeGPU(*module, result.manifest);
+    if (step.stage == stopAt) {
+      result.text = print(*module);
+      result.ok = true;
+      return result;
+    }
+  }
+
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      target::translateToLLVMIR(*module, llvmContext);
+  if (!llvmModule)
+    return result;
+  if (stopAt == EmitStage::LLVM) {
+    llvm::raw_string_ostream os(result.text);
+    llvmModule->print(os, nullptr);
+    result.ok = true;
+    return result;
+  }
+  std::string error;
+  if (!target::emitPTX(*llvmModule, options.arch, result.ptx, error)) {
+    diag << "error: " << error << "\n";
+    return result;
+  }
+  std::string ptxas = target::findPtxas(options.ptxasPath);
+  result.manifest.cudaVersion = target::ptxasVersion(ptxas);
+  if (stopAt == EmitStage::PTX) {
+    result.text = result.ptx;
+    result.ok = true;
+    return result;
+  }
+  if (ptxas.empty()) {
+    diag << "error: -emit=cubin needs ptxas (not on PATH nor in "
+            "/usr/local/cuda/bin)\n";
+    return result;
+  }
+  if (!target::runPtxas(ptxas, result.ptx, options.arch, result.cubin, error)) {
+    diag << "error: " << error << "\n";
+    return result;
+  }
+  result.ok = true;
+  return result;
+}

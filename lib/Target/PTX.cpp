@@ -1,0 +1,166 @@
+//===- PTX.cpp - LLVM IR, PTX and cubin emission --------------------------===//
+#include "lib/Target/PTX.h"
+
+#include "lib/Conversion/Passes.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Triple.h"
+
+#include <mutex>
+
+using namespace tile;
+
+static const char *kTriple = "nvptx64-nvidia-cuda";
+
+std::unique_ptr<llvm::Module>
+target::translateToLLVMIR(mlir::ModuleOp module, llvm::LLVMContext &context) {
+  mlir::gpu::GPUModuleOp gpuModule;
+  module.walk([&](mlir::gpu::GPUModuleOp m) {
+    if (m.getName() == mlir::tile::kGpuModuleName)
+      gpuModule = m;
+  });
+  if (!gpuModule) {
+    module.emitError("no gpu.module @tile_kernels to translate");
+    return nullptr;
+  }
+  return mlir::translateModuleToLLVMIR(gpuModule, context, "tile_kernels");
+}
+
+static void initNVPTX() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+  });
+}
+
+bool target::emitPTX(llvm::Module &module, const std::string &arch,
+                     std::string &ptx, std::string &error) {
+  initNVPTX();
+  llvm::Triple triple(kTriple);
+  const llvm::Target *t = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!t)
+    return false;
+  // PTX ISA 8.0 is the oldest with sm_90a; CUDA 12+ ptxas and drivers take it.
+  std::unique_ptr<llvm::TargetMachine> tm(t->createTargetMachine(
+      triple, arch, "+ptx80", llvm::TargetOptions(), std::nullopt,
+      std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+  if (!tm) {
+    error = "cannot create an NVPTX target machine for " + arch;
+    return false;
+  }
+  module.setTargetTriple(triple);
+  module.setDataLayout(tm->createDataLayout());
+
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder pb(tm.get());
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::ModulePassManager mpm =
+      pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  mpm.run(module, mam);
+
+  llvm::SmallString<0> buffer;
+  llvm::raw_svector_ostream os(buffer);
+  llvm::legacy::PassManager codegen;
+  if (tm->addPassesToEmitFile(codegen, os, nullptr,
+                              llvm::CodeGenFileType::AssemblyFile)) {
+    error = "the NVPTX backend cannot emit assembly";
+    return false;
+  }
+  codegen.run(module);
+  ptx = std::string(buffer.str());
+  return true;
+}
+
+std::string target::findPtxas(const std::string &hint) {
+  if (!hint.empty())
+    return llvm::sys::fs::can_execute(hint) ? hint : std::string();
+  if (auto p = llvm::sys::findProgramByName("ptxas"))
+    return *p;
+  if (auto p = llvm::sys::findProgramByName("ptxas", {"/usr/local/cuda/bin"}))
+    return *p;
+  return {};
+}
+
+/// Runs `argv`, returning its exit code and merged output.
+static int run(llvm::ArrayRef<llvm::StringRef> argv, std::string &output) {
+  llvm::SmallString<128> log;
+  llvm::sys::fs::createTemporaryFile("tilec-ptxas", "log", log);
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, log.str(),
+                                                log.str()};
+  std::string err;
+  int rc = llvm::sys::ExecuteAndWait(argv[0], argv, std::nullopt, redirects,
+                                     /*secondsToWait=*/300, 0, &err);
+  if (auto buf = llvm::MemoryBuffer::getFile(log))
+    output = (*buf)->getBuffer().str();
+  output += err;
+  llvm::sys::fs::remove(log);
+  return rc;
+}
+
+std::string target::ptxasVersion(const std::string &ptxas) {
+  if (ptxas.empty())
+    return "unknown";
+  std::string out;
+  if (run({ptxas, "--version"}, out) != 0)
+    return "unknown";
+  size_t at = out.find("release ");
+  if (at == std::string::npos)
+    return "unknown";
+  size_t end = out.find_first_of(",\n", at);
+  return out.substr(at, end - at);
+}
+
+bool target::runPtxas(const std::string &ptxas, const std::string &ptx,
+                      const std::string &arch, std::string &cubin,
+                      std::string &error) {
+  llvm::SmallString<128> in, out;
+  llvm::sys::fs::createTemporaryFile("tilec", "ptx", in);
+  llvm::sys::fs::createTemporaryFile("tilec", "cubin", out);
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(in, ec);
+    if (ec) {
+      error = "cannot write " + in.str().str() + ": " + ec.message();
+      return false;
+    }
+    os << ptx;
+  }
+  std::string archFlag = "-arch=" + arch;
+  std::string log;
+  int rc = run({ptxas, archFlag, in.str(), "-o", out.str()}, log);
+  if (rc != 0) {
+    error = "ptxas failed (exit " + std::to_string(rc) + "):\n" + log +
+            "PTX kept at " + in.str().str() + "\nreproduce: " + ptxas + " " +
+            archFlag + " " + in.str().str() + " -o /tmp/out.cubin";
+    llvm::sys::fs::remove(out);
+    return false;
+  }
+  auto buf = llvm::MemoryBuffer::getFile(out);
+  if (!buf) {
+    error = "ptxas wrote no cubin";
+    return false;
+  }
+  cubin = (*buf)->getBuffer().str();
+  llvm::sys::fs::remove(in);
+  llvm::sys::fs::remove(out);
+  return true;
+}

@@ -1,0 +1,203 @@
+//===- AssignLayouts.cpp - give every tile value a #tile.layout -----------===//
+//
+// Post-conditions: every tile type in a kernel carries a #tile.layout; each
+// op's operands have the layouts the op's lowering expects (see
+// requiredOperandLayout), with explicit tile.convert_layout where the
+// producer's layout differs; loop-carried tiles use the default layout.
+//
+//===----------------------------------------------------------------------===//
+#include "lib/Transforms/Passes.h"
+
+#include "dialects/tile/TileLayout.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+namespace mlir::tile {
+#define GEN_PASS_DEF_TILEASSIGNLAYOUTS
+#include "lib/Transforms/Passes.h.inc"
+} // namespace mlir::tile
+
+using namespace mlir;
+using namespace mlir::tile;
+
+int64_t mlir::tile::getNumWarps(Operation *op) {
+  for (Operation *p = op; p; p = p->getParentOp())
+    if (auto a = p->getAttrOfType<IntegerAttr>(kNumWarpsAttr))
+      return a.getInt();
+  return 4;
+}
+
+namespace {
+struct Assigner {
+  int64_t numWarps;
+  MLIRContext *ctx;
+
+  LayoutAttr defaultFor(TileType t) const {
+    return getDefaultLayout(ctx, t.getShape(), numWarps);
+  }
+  static TileType with(Type t, LayoutAttr l) {
+    return cast<TileType>(t).withEncoding(l);
+  }
+
+  /// Makes operand `i` of `op` have layout `l`, converting when needed.
+  void require(Operation *op, unsigned i, LayoutAttr l) {
+    Value v = op->getOperand(i);
+    auto t = cast<TileType>(v.getType());
+    if (t.getEncoding() == l)
+      return;
+    OpBuilder b(op);
+    auto cvt = ConvertLayoutOp::create(b, v.getLoc(), t.withEncoding(l), v);
+    op->setOperand(i, cvt);
+  }
+
+  /// Every tile operand and result of `op` in layout `l` (elementwise ops).
+  void uniform(Operation *op, LayoutAttr l) {
+    for (OpOperand &o : op->getOpOperands())
+      if (isa<TileType>(o.get().getType()))
+        require(op, o.getOperandNumber(), l);
+    for (OpResult r : op->getResults())
+      if (isa<TileType>(r.getType()))
+        r.setType(with(r.getType(), l));
+  }
+
+  LogicalResult check(Operation *op) {
+    auto bad = [&](Type t) -> bool {
+      auto tt = dyn_cast<TileType>(t);
+      return tt && (tt.getRank() > 2 || !isPowerOfTwoShape(tt.getShape()));
+    };
+    for (Type t : llvm::concat<Type>(op->getOperandTypes(), op->getResultTypes()))
+      if (bad(t)) {
+        auto tt = cast<TileType>(t);
+        return op->emitError() << "tile shape [" << tt.getShape()
+                               << "] is not supported: tiles must have rank 1 "
+                                  "or 2 and power-of-two dimensions";
+      }
+    return success();
+  }
+
+  LogicalResult visitDot(DotOp dot) {
+    auto acc = cast<TileType>(dot.getAcc().getType());
+    auto a = cast<TileType>(dot.getA().getType());
+    auto b = cast<TileType>(dot.getB().getType());
+    LayoutAttr accL = defaultFor(acc);
+    Type elt = a.getElementType();
+    bool tensorCore = elt.isF16() || elt.isBF16() ||
+                      (elt.isF32() && dot.getAllowTf32());
+    if (tensorCore) {
+      int64_t m = a.getDimSize(0), k = a.getDimSize(1), n = b.getDimSize(1);
+      int64_t kAlign = elt.isF32() ? 8 : 16;
+      if (m % 16 || n % 8 || k % kAlign)
+        return dot.emitError() << "tensor-core dot needs M % 16 == 0, N % 8 == "
+                                  "0 and K % "
+                               << kAlign << " == 0, got M=" << m << " N=" << n
+                               << " K=" << k;
+      if (elt.isF32())
+        return dot.emitError("allow_tf32 dots are not supported yet");
+      require(dot, 0, getDotOperandLayout(ctx, a.getShape(), numWarps, 0));
+      require(dot, 1, getDotOperandLayout(ctx, b.getShape(), numWarps, 1));
+    } else {
+      require(dot, 0, getFmaOperandLayout(accL, a.getShape(), 0));
+      require(dot, 1, getFmaOperandLayout(accL, b.getShape(), 1));
+    }
+    require(dot, 2, accL);
+    dot.getResult().setType(with(acc, accL));
+    return success();
+  }
+
+  LogicalResult visit(Operation *op) {
+    if (failed(check(op)))
+      return failure();
+    return TypeSwitch<Operation *, LogicalResult>(op)
+        .Case([&](DotOp dot) { return visitDot(dot); })
+        .Case([&](ExpandDimsOp e) {
+          LayoutAttr r = defaultFor(e.getType());
+          require(e, 0, sliceLayout(r, e.getAxis()));
+          e.getResult().setType(with(e.getType(), r));
+          return success();
+        })
+        .Case([&](BroadcastOp bc) {
+          LayoutAttr r = defaultFor(bc.getType());
+          auto src = cast<TileType>(bc.getSrc().getType());
+          require(bc, 0, broadcastSourceLayout(r, src.getShape()));
+          bc.getResult().setType(with(bc.getType(), r));
+          return success();
+        })
+        .Case([&](ReduceOp red) {
+          auto src = cast<TileType>(red.getSrc().getType());
+          LayoutAttr l = defaultFor(src);
+          require(red, 0, l);
+          red.getResult().setType(
+              with(red.getType(), sliceLayout(l, red.getAxis())));
+          return success();
+        })
+        .Case([&](TransOp tr) {
+          auto src = cast<TileType>(tr.getSrc().getType());
+          LayoutAttr l = defaultFor(src);
+          require(tr, 0, l);
+          tr.getResult().setType(with(tr.getType(), transposeLayout(l)));
+          return success();
+        })
+        .Case([&](scf::ForOp loop) {
+          for (auto [i, arg] : llvm::enumerate(loop.getRegionIterArgs())) {
+            auto t = dyn_cast<TileType>(arg.getType());
+            if (!t)
+              continue;
+            LayoutAttr l = defaultFor(t);
+            arg.setType(with(t, l));
+            loop.getResult(i).setType(with(t, l));
+            require(loop, loop.getNumControlOperands() + i, l);
+          }
+          return success();
+        })
+        .Case([&](scf::YieldOp y) {
+          Operation *parent = y->getParentOp();
+          for (OpOperand &o : y->getOpOperands())
+            if (auto t = dyn_cast<TileType>(
+                    parent->getResult(o.getOperandNumber()).getType()))
+              require(y, o.getOperandNumber(), t.getLayout());
+          return success();
+        })
+        .Default([&](Operation *other) {
+          // Elementwise ops, memory ops and tile constructors: one layout.
+          Type shapeSource;
+          for (Type t : other->getResultTypes())
+            if (isa<TileType>(t))
+              shapeSource = t;
+          if (!shapeSource)
+            for (Type t : other->getOperandTypes())
+              if (isa<TileType>(t))
+                shapeSource = t;
+          if (shapeSource)
+            uniform(other, defaultFor(cast<TileType>(shapeSource)));
+          return success();
+        });
+  }
+};
+
+struct AssignLayoutsPass
+    : public mlir::tile::impl::TileAssignLayoutsBase<AssignLayoutsPass> {
+  void runOnOperation() override {
+    getOperation().walk([&](func::FuncOp fn) {
+      if (!fn->hasAttr(kKernelAttr))
+        return;
+      int64_t w = getNumWarps(fn);
+      if (w <= 0 || (w & (w - 1)) || w > 32) {
+        fn.emitError() << "NUM_WARPS must be a power of two in [1, 32], got "
+                       << w;
+        return signalPassFailure();
+      }
+      Assigner a{w, fn.getContext()};
+      // Pre-order: operands are visited before their users, loops before
+      // their bodies (so iter_args are typed before body ops read them).
+      WalkResult r = fn.walk<WalkOrder::PreOrder>([&](Operation *op) {
+        if (isa<func::FuncOp>(op) || isa<ConvertLayoutOp>(op))
+          return WalkResult::advance();
+        return failed(a.visit(op)) ? WalkResult::interrupt()
+                                   : WalkResult::advance();
+      });
+      if (r.wasInterrupted())
+        signalPassFailure();
+    });
+  }
+};
+} // namespace

@@ -1,0 +1,16 @@
+//===- Passes.h - tile transform passes ---------------------------*- C++ -*-===//
+#pragma once
+
+#include "dialects/tile/TileDialect.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir::tile {
+#define GEN_PASS_DECL
+#include "lib/Transforms/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "lib/Transforms/Passes.h.inc"
+
+/// The warp count of a kernel (its `tile.num_warps`, default 4).
+int64_t getNumWarps(Operation *kernelOrModule);
+} // namespace mlir::tile

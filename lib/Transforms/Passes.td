@@ -1,0 +1,44 @@
+//===- Passes.td - tile transform passes ------------------*- tablegen -*-===//
+#ifndef TILE_TRANSFORMS_PASSES
+#define TILE_TRANSFORMS_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+def TileAssignLayouts : Pass<"tile-assign-layouts", "mlir::ModuleOp"> {
+  let summary = "Give every tile value a #tile.layout";
+  let description = [{
+    Pipeline stage 4. Every tile value gets a distribution over the threads
+    of the program: the mma.sync accumulator layout for 2-D tiles, its row
+    slice for 1-D tiles, the mma operand layouts for `dot` operands (or whole
+    K rows/columns for the IEEE fp32 product), the slice of its consumer for
+    `expand_dims` and `broadcast` operands. Where an op needs another layout
+    than its operand has, an explicit `tile.convert_layout` is inserted.
+    The warp count comes from the kernel's `tile.num_warps` attribute.
+  }];
+  let dependentDialects = ["mlir::tile::TileDialect"];
+}
+
+def TileRemoveLayoutConversions : Pass<"tile-remove-layout-conversions",
+                                       "mlir::ModuleOp"> {
+  let summary = "Rematerialise cheap ops in the layout their users need";
+  let description = [{
+    Moves `tile.convert_layout` towards the leaves of the computation: a
+    conversion of an elementwise op, an `iota`, `full`, `splat`,
+    `expand_dims`, `broadcast` or a single-use `load` is replaced by the same
+    op computed directly in the wanted layout. Conversions of conversions are
+    folded. What remains needs data movement between threads.
+  }];
+  let dependentDialects = ["mlir::tile::TileDialect"];
+}
+
+def TileFoldScale : Pass<"tile-fold-scale", "mlir::ModuleOp"> {
+  let summary = "Fold exp2(x * a) * ... scale chains into one multiply";
+  let description = [{
+    Pipeline stage 3. `mul(mul(x, splat(a)), splat(b))` with scalar factors
+    becomes `mul(x, splat(a * b))`, so a softmax scale and log2(e) cost one
+    multiply per element.
+  }];
+  let dependentDialects = ["mlir::tile::TileDialect", "mlir::arith::ArithDialect"];
+}
+
+#endif // TILE_TRANSFORMS_PASSES

@@ -1,0 +1,116 @@
+//===- RemoveLayoutConversions.cpp - push conversions to the leaves -------===//
+//
+// Post-condition: no tile.convert_layout whose operand could have been
+// computed directly in the wanted layout by a cheap op (a constant, iota,
+// splat, elementwise op, expand_dims or broadcast of such) or by a
+// single-use load. Conversions that remain move data between threads.
+//
+//===----------------------------------------------------------------------===//
+#include "lib/Transforms/Passes.h"
+
+#include "dialects/tile/TileLayout.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::tile {
+#define GEN_PASS_DEF_TILEREMOVELAYOUTCONVERSIONS
+#include "lib/Transforms/Passes.h.inc"
+} // namespace mlir::tile
+
+using namespace mlir;
+using namespace mlir::tile;
+
+namespace {
+/// Elementwise: every tile operand and result has one shape and layout.
+bool isElementwise(Operation *op) {
+  return isa<AddOp, SubOp, MulOp, DivOp, RemOp, MaxOp, MinOp, AndOp, OrOp,
+             XOrOp, ExpOp, Exp2Op, LogOp, Log2Op, SqrtOp, RsqrtOp, TanhOp,
+             AbsOp, NegOp, CmpOp, WhereOp, CastOp, AddPtrOp, LoadOp>(op);
+}
+
+bool isLeaf(Operation *op) { return isa<FullOp, IotaOp, SplatOp>(op); }
+
+/// True when `v` can be recomputed in another layout at little cost: its
+/// producers, up to `depth` levels, are leaves, elementwise (non-memory)
+/// ops, expand_dims or broadcast.
+bool cheapToRecompute(Value v, int depth) {
+  if (!isa<TileType>(v.getType()))
+    return true;
+  Operation *def = v.getDefiningOp();
+  if (!def || depth == 0)
+    return false;
+  if (isLeaf(def))
+    return true;
+  if (isa<LoadOp>(def) ||
+      !(isElementwise(def) || isa<ExpandDimsOp, BroadcastOp>(def)))
+    return false;
+  return llvm::all_of(def->getOperands(), [&](Value o) {
+    return cheapToRecompute(o, depth - 1);
+  });
+}
+
+/// The layout operand `i` of `def` must have for `def` to produce `want`.
+LayoutAttr operandLayoutFor(Operation *def, unsigned i, LayoutAttr want) {
+  if (auto e = dyn_cast<ExpandDimsOp>(def))
+    return sliceLayout(want, e.getAxis());
+  if (auto b = dyn_cast<BroadcastOp>(def))
+    return broadcastSourceLayout(
+        want, cast<TileType>(b.getSrc().getType()).getShape());
+  return want;
+}
+
+struct SinkConversion : OpRewritePattern<ConvertLayoutOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ConvertLayoutOp cvt,
+                                PatternRewriter &rewriter) const override {
+    auto want = cast<TileType>(cvt.getType()).getLayout();
+    if (!want)
+      return rewriter.notifyMatchFailure(cvt, "no target layout");
+    Operation *def = cvt.getSrc().getDefiningOp();
+    if (!def)
+      return rewriter.notifyMatchFailure(cvt, "operand is a block argument");
+    if (auto inner = dyn_cast<ConvertLayoutOp>(def)) {
+      rewriter.replaceOpWithNewOp<ConvertLayoutOp>(cvt, cvt.getType(),
+                                                   inner.getSrc());
+      return success();
+    }
+    bool movable = isLeaf(def) || isElementwise(def) ||
+                   isa<ExpandDimsOp, BroadcastOp>(def);
+    if (!movable)
+      return rewriter.notifyMatchFailure(cvt, "producer cannot be moved");
+    bool singleUse = cvt.getSrc().hasOneUse();
+    if (!singleUse && (isa<LoadOp>(def) || !cheapToRecompute(cvt.getSrc(), 6)))
+      return rewriter.notifyMatchFailure(cvt, "producer is shared and costly");
+
+    rewriter.setInsertionPoint(cvt);
+    Operation *clone = rewriter.clone(*def);
+    for (OpOperand &o : clone->getOpOperands()) {
+      auto t = dyn_cast<TileType>(o.get().getType());
+      if (!t)
+        continue;
+      LayoutAttr l = operandLayoutFor(def, o.getOperandNumber(), want);
+      if (t.getEncoding() != l)
+        o.set(ConvertLayoutOp::create(rewriter, cvt.getLoc(),
+                                      t.withEncoding(l), o.get()));
+    }
+    for (OpResult r : clone->getResults())
+      if (auto t = dyn_cast<TileType>(r.getType()))
+        r.setType(t.withEncoding(want));
+    rewriter.replaceOp(cvt, clone->getResults());
+    return success();
+  }
+};
+
+struct RemoveLayoutConversionsPass
+    : public mlir::tile::impl::TileRemoveLayoutConversionsBase<
+          RemoveLayoutConversionsPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    patterns.add<SinkConversion>(&getContext());
+    ConvertLayoutOp::getCanonicalizationPatterns(patterns, &getContext());
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+} // namespace

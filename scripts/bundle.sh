@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Builds the self-contained bundle for a GPU machine without LLVM:
+#   build-static/  a build with -DTILEC_STATIC_LLVM=ON (LLVM/MLIR linked in)
+#   bundle/tilec-bundle.tar.xz   bin/ (tilec, flash_fwd_jit, tile-gpu-tests,
+#                  tile-unit-*, ...), lib/ (the project's shared libraries),
+#                  examples/ and test .tile files, run-gpu.sh
+#   bundle/run-gpu.sh            unpacks into /tmp and runs the GPU suite and
+#                  the examples there:  bash bundle/run-gpu.sh
+# The binaries need only glibc, libstdc++ and (to launch) libcuda.so.1.
+#
+# Environment: BUILD_DIR (default build-static), JOBS (default nproc),
+# TARGETS (default: all), MAX_MIB (default 64: fail above this size).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD_DIR="${BUILD_DIR:-$ROOT/build-static}"
+[[ $BUILD_DIR = /* ]] || BUILD_DIR="$ROOT/$BUILD_DIR"
+OUT_DIR="$ROOT/bundle"
+NAME=tilec-bundle
+STAGE="$OUT_DIR/$NAME"
+MAX_MIB="${MAX_MIB:-64}"
+cd "$ROOT"
+
+bash scripts/install-deps.sh xz-utils binutils file
+
+echo "==== static build in $(realpath --relative-to="$ROOT" "$BUILD_DIR")"
+if [[ -f $BUILD_DIR/CMakeCache.txt ]] && grep -q '^TILEC_STATIC_LLVM:BOOL=ON' "$BUILD_DIR/CMakeCache.txt"; then
+  BUILD_DIR="$BUILD_DIR" bash scripts/build.sh
+else
+  BUILD_DIR="$BUILD_DIR" bash scripts/build.sh -DTILEC_STATIC_LLVM=ON
+fi
+
+echo "==== staging $STAGE"
+rm -rf "$STAGE" "$OUT_DIR/$NAME.tar.xz"
+mkdir -p "$STAGE/bin" "$STAGE/lib"
+
+is_elf() { file -b "$1" | grep -q '^ELF'; }
+for f in "$BUILD_DIR"/bin/*; do
+  [[ -f $f && -x $f ]] && is_elf "$f" && cp "$f" "$STAGE/bin/"
+done
+shopt -s nullglob
+for f in "$BUILD_DIR"/lib/*.so "$BUILD_DIR"/lib/*.so.*; do
+  is_elf "$f" && cp -L "$f" "$STAGE/lib/"
+done
+strip --strip-unneeded "$STAGE"/bin/* "$STAGE"/lib/* 2>/dev/null || true
+
+# The .tile sources the examples and tests read.
+while IFS= read -r -d '' f; do
+  mkdir -p "$STAGE/$(dirname "$f")"
+  cp "$f" "$STAGE/$f"
+done < <(find examples test -name '*.tile' -print0 2>/dev/null)
+cp scripts/run-gpu.sh "$STAGE/run-gpu.sh"
+cp scripts/run-gpu.sh "$OUT_DIR/run-gpu.sh"
+{
+  echo "tilec bundle"
+  echo "built:  $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -n)"
+  echo "source: $ROOT ($(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo 'no commit'))"
+  echo "llvm:   $(/usr/lib/llvm-22/bin/llvm-config --version)"
+} > "$STAGE/BUILD-INFO"
+
+# Self-contained: no LLVM/MLIR shared library may be needed.
+bad=0
+for f in "$STAGE"/bin/* "$STAGE"/lib/*; do
+  if LD_LIBRARY_PATH="$STAGE/lib" ldd "$f" 2>/dev/null | grep -E 'libLLVM|libMLIR|not found'; then
+    echo "error: $(basename "$f") needs a library the GPU machine lacks" >&2
+    bad=1
+  fi
+done
+((bad == 0))
+
+echo "==== contents (stripped)"
+(cd "$STAGE" && find bin lib -type f -printf '  %-40p %9s bytes\n' | sort)
+echo "  needed shared libraries (all files):"
+for f in "$STAGE"/bin/* "$STAGE"/lib/*; do
+  readelf -d "$f" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'
+done | sort | uniq -c | sed 's/^/   /'
+
+tar -C "$OUT_DIR" -cJf "$OUT_DIR/$NAME.tar.xz" "$NAME"
+size=$(stat -c %s "$OUT_DIR/$NAME.tar.xz")
+echo "==== $(realpath --relative-to="$ROOT" "$OUT_DIR/$NAME.tar.xz"): $((size / 1024)) KiB" \
+     "(unpacked $(du -sk "$STAGE" | cut -f1) KiB)"
+if ((size > MAX_MIB * 1024 * 1024)); then
+  echo "error: the bundle is over ${MAX_MIB} MiB" >&2
+  exit 1
+fi
+echo "on the GPU machine: bash bundle/run-gpu.sh   (carry the bundle/ directory)"

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Runs the tilec bundle (scripts/bundle.sh) on a GPU machine that has no LLVM:
+# unpacks tilec-bundle.tar.xz into /tmp, then runs the unit tests, the GPU
+# suite, the JIT example for bf16/f16/f32 and an AOT compile with tilec.
+#
+#   bash bundle/run-gpu.sh [path/to/tilec-bundle.tar.xz]
+#
+# Environment: DEST (default /tmp/tilec-bundle), ARCH (default: the GPU's),
+# ONLY (a regex: run only the steps whose name matches), LOG_DIR (default
+# $OUT/tilec-logs when $OUT is set, else DEST/logs): every step's full output.
+set -uo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+TARBALL="${1:-$HERE/tilec-bundle.tar.xz}"
+DEST="${DEST:-/tmp/tilec-bundle}"
+
+if [[ -f $TARBALL ]]; then
+  rm -rf "$DEST"
+  mkdir -p "$(dirname "$DEST")"
+  tmp=$(mktemp -d)
+  tar -C "$tmp" -xJf "$TARBALL" || { echo "error: cannot unpack $TARBALL" >&2; exit 1; }
+  mv "$tmp"/tilec-bundle "$DEST"
+  rmdir "$tmp"
+elif [[ -d $HERE/bin && -d $HERE/lib ]]; then
+  DEST="$HERE" # already unpacked
+else
+  echo "error: no bundle at $TARBALL (build it with scripts/bundle.sh)" >&2
+  exit 1
+fi
+
+export LD_LIBRARY_PATH="$DEST/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export PATH="$DEST/bin:$PATH:/usr/local/cuda/bin"
+export TILEC_SOURCE_DIR="$DEST" # where examples/ and test .tile files are
+export TILEC_CACHE_DIR="${TILEC_CACHE_DIR:-$(mktemp -d /tmp/tilec-cache.XXXXXX)}"
+LOG_DIR="${LOG_DIR:-${OUT:+$OUT/tilec-logs}}"
+LOG_DIR="${LOG_DIR:-$DEST/logs}"
+mkdir -p "$LOG_DIR"
+cd "$DEST"
+
+cat "$DEST/BUILD-INFO" 2>/dev/null
+echo "machine: $(uname -n), $(. /etc/os-release 2>/dev/null; echo "${PRETTY_NAME:-?}")"
+if gpus=$(nvidia-smi -L 2>/dev/null); then
+  echo "$gpus"
+  cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d ' .')
+  case "$cc" in 90) def_arch=sm_90a ;; *) def_arch=sm_$cc ;; esac
+else
+  echo "no GPU: GPU steps will report skipped or fail"
+  def_arch=sm_80
+fi
+ARCH="${ARCH:-$def_arch}"
+command -v ptxas >/dev/null && echo "ptxas: $(ptxas --version | tail -1)"
+
+names=() results=() times=()
+run_step() { # run_step NAME CMD...
+  local name=$1; shift
+  if [[ -n ${ONLY:-} && ! $name =~ $ONLY ]]; then return; fi
+  local log="$LOG_DIR/$name.log" t=$SECONDS rc
+  printf '\n---- %s: %s\n' "$name" "$*"
+  "$@" >"$log" 2>&1
+  rc=$?
+  names+=("$name") times+=($((SECONDS - t)))
+  if ((rc == 0)); then
+    if grep -q '\[  SKIPPED \]' "$log"; then results+=("ok (some skipped)"); else results+=(ok); fi
+    tail -n 3 "$log"
+  elif ((rc == 77)); then
+    results+=(skipped); tail -n 3 "$log"
+  else
+    results+=("FAILED ($rc)"); tail -n 40 "$log"
+  fi
+}
+
+for t in "$DEST"/bin/tile-unit-*; do
+  [[ -x $t ]] && run_step "$(basename "$t")" "$t" --gtest_brief=1
+done
+[[ -x $DEST/bin/tile-gpu-tests ]] && run_step tile-gpu-tests "$DEST/bin/tile-gpu-tests" --gtest_brief=1
+if [[ -x $DEST/bin/tilec && -f $DEST/examples/attention/flash_fwd.tile ]]; then
+  mkdir -p "$DEST/out"
+  emit=ptx; command -v ptxas >/dev/null && emit=cubin
+  run_step tilec-aot "$DEST/bin/tilec" examples/attention/flash_fwd.tile \
+    -emit=$emit -arch="$ARCH" -o "$DEST/out/flash_fwd"
+fi
+if [[ -x $DEST/bin/flash_fwd_jit ]]; then
+  for dt in bf16 f16 f32; do
+    run_step "flash_fwd_jit-$dt" "$DEST/bin/flash_fwd_jit" --dtype "$dt"
+  done
+fi
+
+echo
+echo "==== summary (logs in $LOG_DIR)"
+status=0
+for i in "${!names[@]}"; do
+  printf '  %-28s %-20s %4ss\n' "${names[$i]}" "${results[$i]}" "${times[$i]}"
+  [[ ${results[$i]} == FAILED* ]] && status=1
+done
+((${#names[@]})) || { echo "  nothing ran"; status=1; }
+exit $status

@@ -1,0 +1,183 @@
+//===- FakeCuda.cpp - a fake libcuda for runtime error-path tests ---------===//
+
+#include "FakeCuda.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+namespace {
+FakeCudaState state;
+
+std::string mode() {
+  const char *m = std::getenv("FAKECUDA_MODE");
+  return m ? m : "";
+}
+
+struct FakeModule {
+  std::string image;
+};
+
+const char *errorName(int e) {
+  switch (e) {
+  case 0: return "CUDA_SUCCESS";
+  case 1: return "CUDA_ERROR_INVALID_VALUE";
+  case 2: return "CUDA_ERROR_OUT_OF_MEMORY";
+  case 100: return "CUDA_ERROR_NO_DEVICE";
+  case 218: return "CUDA_ERROR_INVALID_PTX";
+  case 500: return "CUDA_ERROR_NOT_FOUND";
+  default: return nullptr;
+  }
+}
+
+const char *errorString(int e) {
+  switch (e) {
+  case 0: return "no error";
+  case 1: return "invalid argument";
+  case 2: return "out of memory";
+  case 100: return "no CUDA-capable device is detected";
+  case 218: return "a PTX JIT compilation failed";
+  case 500: return "named symbol not found";
+  default: return nullptr;
+  }
+}
+
+void writeLog(int n, int *opts, void **vals, int bufOpt, int sizeOpt,
+              const char *text) {
+  char *buf = nullptr;
+  std::size_t size = 0;
+  for (int i = 0; i < n; ++i) {
+    if (opts[i] == bufOpt)
+      buf = static_cast<char *>(vals[i]);
+    if (opts[i] == sizeOpt)
+      size = reinterpret_cast<std::size_t>(vals[i]);
+  }
+  if (buf && size) {
+    std::strncpy(buf, text, size - 1);
+    buf[size - 1] = 0;
+  }
+}
+} // namespace
+
+extern "C" {
+FakeCudaState *fakecuda_state() { return &state; }
+
+int cuInit(unsigned) { return mode() == "noinit" ? 100 : 0; }
+int cuDriverGetVersion(int *v) { *v = 12040; return 0; }
+int cuDeviceGetCount(int *n) { *n = mode() == "nodevices" ? 0 : 1; return 0; }
+int cuDeviceGet(int *d, int ordinal) {
+  if (ordinal != 0) return 1;
+  *d = 0;
+  return 0;
+}
+int cuDeviceGetName(char *name, int len, int) {
+  std::strncpy(name, "Fake GPU", len);
+  return 0;
+}
+int cuDeviceGetAttribute(int *v, int attr, int) {
+  bool sm80 = mode() == "sm80";
+  switch (attr) {
+  case 1: *v = 1024; return 0;
+  case 16: *v = 132; return 0;
+  case 75: *v = sm80 ? 8 : 9; return 0;
+  case 76: *v = 0; return 0;
+  case 97: *v = sm80 ? 166912 : 232448; return 0;
+  default: return 1;
+  }
+}
+int cuDevicePrimaryCtxRetain(void **ctx, int) {
+  ++state.retains;
+  *ctx = &state;
+  return 0;
+}
+int cuDevicePrimaryCtxRelease_v2(int) { ++state.releases; return 0; }
+int cuCtxSetCurrent(void *) { return 0; }
+int cuCtxSynchronize() { return 0; }
+
+int cuModuleLoadDataEx(void **mod, const void *image, unsigned n, int *opts,
+                       void **vals) {
+  const char *text = static_cast<const char *>(image);
+  bool cubin = std::strncmp(text, "FAKECUBIN", 9) == 0;
+  std::strcpy(state.lastImageKind, cubin ? "cubin" : "ptx");
+  if (std::strncmp(text, "BAD", 3) == 0) {
+    writeLog(int(n), opts, vals, 5, 6,
+             "ptxas application ptx input, line 1; error   : fake ptxas "
+             "error: unknown directive 'BAD'");
+    return 218;
+  }
+  ++state.modulesLoaded;
+  *mod = new FakeModule{std::string(text)};
+  return 0;
+}
+int cuModuleUnload(void *mod) {
+  ++state.modulesUnloaded;
+  delete static_cast<FakeModule *>(mod);
+  return 0;
+}
+int cuModuleGetFunction(void **fn, void *mod, const char *name) {
+  auto *m = static_cast<FakeModule *>(mod);
+  if (m->image.find(name) == std::string::npos)
+    return 500;
+  *fn = mod;
+  return 0;
+}
+int cuFuncGetAttribute(int *v, int attr, void *) {
+  *v = attr == 1 ? state.staticShared : 0;
+  return 0;
+}
+int cuFuncSetAttribute(void *, int attr, int value) {
+  if (attr == 8)
+    state.maxDynamicShared = value;
+  return 0;
+}
+int cuLaunchKernel(void *, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                   unsigned by, unsigned bz, unsigned smem, void *,
+                   void **params, void **) {
+  ++state.launches;
+  state.grid[0] = gx; state.grid[1] = gy; state.grid[2] = gz;
+  state.block[0] = bx; state.block[1] = by; state.block[2] = bz;
+  state.sharedMem = smem;
+  for (int i = 0; i < state.paramCount && i < 16; ++i)
+    std::memcpy(&state.params[i], params[i], 8);
+  return 0;
+}
+
+int cuMemAlloc_v2(unsigned long long *p, std::size_t bytes) {
+  if (bytes > (std::size_t(1) << 40)) return 2;
+  ++state.allocs;
+  *p = reinterpret_cast<unsigned long long>(std::malloc(bytes));
+  return 0;
+}
+int cuMemFree_v2(unsigned long long p) {
+  ++state.frees;
+  std::free(reinterpret_cast<void *>(p));
+  return 0;
+}
+int cuMemcpyHtoD_v2(unsigned long long dst, const void *src, std::size_t n) {
+  std::memcpy(reinterpret_cast<void *>(dst), src, n);
+  return 0;
+}
+int cuMemcpyDtoH_v2(void *dst, unsigned long long src, std::size_t n) {
+  std::memcpy(dst, reinterpret_cast<void *>(src), n);
+  return 0;
+}
+int cuMemsetD8_v2(unsigned long long dst, unsigned char v, std::size_t n) {
+  std::memset(reinterpret_cast<void *>(dst), v, n);
+  return 0;
+}
+
+int cuEventCreate(void **e, unsigned) { *e = new int(0); return 0; }
+int cuEventRecord(void *, void *) { return 0; }
+int cuEventSynchronize(void *) { return 0; }
+int cuEventElapsedTime(float *ms, void *, void *) { *ms = 1.5f; return 0; }
+int cuEventDestroy_v2(void *e) { delete static_cast<int *>(e); return 0; }
+
+int cuGetErrorName(int e, const char **s) {
+  *s = errorName(e);
+  return *s ? 0 : 1;
+}
+int cuGetErrorString(int e, const char **s) {
+  *s = errorString(e);
+  return *s ? 0 : 1;
+}
+} // extern "C"

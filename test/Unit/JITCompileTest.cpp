@@ -1,0 +1,89 @@
+//===- JITCompileTest.cpp - the JIT with the real compiler (no GPU) -------===//
+//
+// The one unit-test binary that links LLVM/MLIR (through TileJIT). Compiles
+// examples/attention/flash_fwd.tile (TILEC_FLASH_FWD_TILE) for an explicit
+// arch, so no GPU is needed.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TestUtil.h"
+#include "tile/JIT.h"
+
+#include <gtest/gtest.h>
+
+using namespace tile;
+using tiletest::contains;
+using tiletest::TempDir;
+
+namespace {
+JITOptions options(const std::string &dir) {
+  JITOptions o;
+  o.cacheDir = dir;
+  o.arch = "sm_80";
+  return o;
+}
+} // namespace
+
+TEST(JITCompile, FlashForwardCompilesOnceAndHitsTheCache) {
+  TempDir dir;
+  Defines defines = {{"D", "64"}, {"CAUSAL", "true"}, {"T", "f16"}};
+  std::string key;
+  {
+    JIT jit(options(dir.path()));
+    auto a = jit.compileFile(TILEC_FLASH_FWD_TILE, defines);
+    ASSERT_TRUE(a) << a.error();
+    const Manifest &m = (*a)->manifest;
+    EXPECT_EQ(m.kernelName, "flash_fwd");
+    EXPECT_EQ(m.arch, "sm_80");
+    EXPECT_GT(m.blockSize, 0);
+    ASSERT_EQ(m.params.size(), 7u);
+    EXPECT_EQ(m.params[0].type, "ptr<f16>");
+    EXPECT_EQ(m.params[4].type, "ptr<f32>");
+    EXPECT_EQ(m.params[5].type, "i32");
+    EXPECT_EQ(m.params[6].type, "f32");
+    EXPECT_TRUE(m.constants.count("BM")) << m.toJSON();
+    EXPECT_TRUE(contains((*a)->ptx, ".entry flash_fwd")) << (*a)->ptx.substr(0, 400);
+    EXPECT_TRUE(contains((*a)->ptx, ".target sm_80"));
+    key = (*a)->key;
+
+    auto b = jit.compileFile(TILEC_FLASH_FWD_TILE, defines);
+    ASSERT_TRUE(b);
+    EXPECT_EQ(jit.stats().compilations, 1u);
+    EXPECT_EQ(jit.stats().memoryHits, 1u);
+  }
+  JIT fresh(options(dir.path()));
+  auto c = fresh.compileFile(TILEC_FLASH_FWD_TILE, defines);
+  ASSERT_TRUE(c) << c.error();
+  EXPECT_EQ(fresh.stats().compilations, 0u);
+  EXPECT_EQ(fresh.stats().diskHits, 1u);
+  EXPECT_EQ((*c)->key, key);
+
+  defines["D"] = "128";
+  auto d = fresh.compileFile(TILEC_FLASH_FWD_TILE, defines);
+  ASSERT_TRUE(d) << d.error();
+  EXPECT_EQ(fresh.stats().compilations, 1u);
+  EXPECT_NE((*d)->key, key);
+}
+
+TEST(JITCompile, SameSourceGivesByteIdenticalPTX) {
+  TempDir a, b;
+  JITOptions oa = options(a.path()), ob = options(b.path());
+  oa.diskCache = ob.diskCache = false;
+  JIT ja(oa), jb(ob);
+  auto x = ja.compileFile(TILEC_FLASH_FWD_TILE);
+  auto y = jb.compileFile(TILEC_FLASH_FWD_TILE);
+  ASSERT_TRUE(x) << x.error();
+  ASSERT_TRUE(y) << y.error();
+  EXPECT_EQ((*x)->ptx, (*y)->ptx);
+}
+
+TEST(JITCompile, CompileErrorsCarryDiagnostics) {
+  TempDir dir;
+  JIT jit(options(dir.path()));
+  auto r = jit.compileSource("kernel broken(\n", "broken.tile");
+  ASSERT_FALSE(r);
+  EXPECT_TRUE(contains(r.error(), "compiling broken.tile for sm_80 failed:"))
+      << r.error();
+  EXPECT_TRUE(contains(r.error(), "broken.tile:")) << r.error();
+  EXPECT_EQ(jit.stats().compilations, 1u);
+}

@@ -1,0 +1,452 @@
+//===- RuntimeTest.cpp - runtime error paths, against a fake driver -------===//
+//
+// FAKECUDA_PATH (a compile definition) is libtile-fakecuda.so; see FakeCuda.h
+// for its behaviour. No GPU needed.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FakeCuda.h"
+#include "TestUtil.h"
+#include "tile/Runtime.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <dlfcn.h>
+#include <fstream>
+
+using namespace tile;
+using tiletest::contains;
+using tiletest::ScopedEnv;
+using tiletest::TempDir;
+
+namespace {
+
+FakeCudaState *fake() {
+  static FakeCudaState *state = [] {
+    void *h = dlopen(FAKECUDA_PATH, RTLD_NOW);
+    auto fn = reinterpret_cast<FakeCudaState *(*)()>(
+        h ? dlsym(h, "fakecuda_state") : nullptr);
+    return fn ? fn() : nullptr;
+  }();
+  return state;
+}
+
+/// Uses the fake driver, in `mode`, for one test.
+struct FakeDriver {
+  ScopedEnv driver{"TILEC_CUDA_DRIVER", FAKECUDA_PATH};
+  ScopedEnv mode;
+  explicit FakeDriver(const char *m = nullptr) : mode("FAKECUDA_MODE", m) {}
+};
+
+Manifest flashManifest() {
+  Manifest m;
+  m.kernelName = "flash_fwd";
+  m.params = {{"q", "ptr<bf16>"}, {"k", "ptr<bf16>"}, {"v", "ptr<bf16>"},
+              {"o", "ptr<bf16>"}, {"lse", "ptr<f32>"}, {"seqlen", "i32"},
+              {"sm_scale", "f32"}};
+  m.blockSize = 128;
+  m.arch = "sm_90a";
+  return m;
+}
+
+std::vector<KernelArg> flashArgs() {
+  return {KernelArg::pointer(0x1000, "bf16"), KernelArg::pointer(0x2000, "bf16"),
+          KernelArg::pointer(0x3000, "bf16"), KernelArg::pointer(0x4000, "bf16"),
+          KernelArg::pointer(0x5000, "f32"),  KernelArg::int32(1000),
+          KernelArg::float32(0.125f)};
+}
+
+const char *kPTX = "//\n.version 8.0\n.target sm_80\n.visible .entry "
+                   "flash_fwd(\n)\n{\n ret;\n}\n";
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// No driver, no GPU
+//===----------------------------------------------------------------------===//
+
+TEST(Runtime, NoDriverIsAClearError) {
+  ScopedEnv env("TILEC_CUDA_DRIVER", "/nonexistent/libcuda.so.1");
+  Expected<Device> dev = Device::open();
+  ASSERT_FALSE(dev);
+  EXPECT_EQ(dev.error().rfind(
+                "no CUDA driver (/nonexistent/libcuda.so.1 not found): ", 0),
+            0u)
+      << dev.error();
+  Status s = initDriver();
+  EXPECT_FALSE(s.ok());
+  EXPECT_TRUE(contains(s.message(), "no CUDA driver")) << s.message();
+}
+
+TEST(Runtime, DefaultDriverPath) {
+  ScopedEnv env("TILEC_CUDA_DRIVER", nullptr);
+  EXPECT_EQ(driverPath(), "libcuda.so.1");
+  Expected<Device> dev = Device::open();
+  if (!dev) { // a machine without a GPU: the message says which of the two
+    EXPECT_TRUE(dev.error().rfind("no CUDA driver (libcuda.so.1 not found)",
+                                  0) == 0 ||
+                dev.error().rfind("no GPU", 0) == 0)
+        << dev.error();
+  }
+}
+
+TEST(Runtime, CuInitFailureMeansNoGPU) {
+  ASSERT_NE(fake(), nullptr);
+  FakeDriver driver("noinit");
+  Expected<Device> dev = Device::open();
+  ASSERT_FALSE(dev);
+  EXPECT_EQ(dev.error(), "no GPU: cuInit failed: CUDA_ERROR_NO_DEVICE (no "
+                         "CUDA-capable device is detected)");
+}
+
+TEST(Runtime, ZeroDevicesMeansNoGPU) {
+  FakeDriver driver("nodevices");
+  Expected<Device> dev = Device::open();
+  ASSERT_FALSE(dev);
+  EXPECT_EQ(dev.error(), "no GPU: the CUDA driver reports 0 devices");
+}
+
+TEST(Runtime, BadOrdinal) {
+  FakeDriver driver;
+  Expected<Device> dev = Device::open(3);
+  ASSERT_FALSE(dev);
+  EXPECT_TRUE(contains(dev.error(), "reports 1 device(s)")) << dev.error();
+}
+
+//===----------------------------------------------------------------------===//
+// Device, buffers, contexts
+//===----------------------------------------------------------------------===//
+
+TEST(Runtime, DeviceProperties) {
+  {
+    FakeDriver driver;
+    Expected<Device> dev = Device::open();
+    ASSERT_TRUE(dev) << dev.error();
+    EXPECT_EQ(dev->name(), "Fake GPU");
+    EXPECT_EQ(dev->computeCapabilityMajor(), 9);
+    EXPECT_EQ(dev->smCount(), 132);
+    EXPECT_EQ(dev->maxSharedMemoryOptin(), 232448);
+    EXPECT_EQ(dev->archString(), "sm_90a");
+    EXPECT_TRUE(dev->isSupported());
+    EXPECT_EQ(dev->description(), "Fake GPU (cc 9.0, 132 SMs, driver 12.4)");
+  }
+  FakeDriver driver("sm80");
+  Expected<Device> dev = Device::open();
+  ASSERT_TRUE(dev) << dev.error();
+  EXPECT_EQ(dev->archString(), "sm_80");
+}
+
+TEST(Runtime, BuffersCopyFillAndFree) {
+  FakeDriver driver;
+  int allocs = fake()->allocs, frees = fake()->frees;
+  int retains = fake()->retains, releases = fake()->releases;
+  {
+    Expected<Device> dev = Device::open();
+    ASSERT_TRUE(dev) << dev.error();
+    Expected<DeviceBuffer> buf = DeviceBuffer::allocate(*dev, 64);
+    ASSERT_TRUE(buf) << buf.error();
+    std::vector<float> in(16), out(16, 0.f);
+    for (int i = 0; i < 16; ++i)
+      in[i] = float(i) * 0.5f;
+    ASSERT_TRUE(buf->upload(in).ok());
+    ASSERT_TRUE(buf->download(out).ok());
+    EXPECT_EQ(in, out);
+    ASSERT_TRUE(buf->fill(0xFF).ok());
+    ASSERT_TRUE(buf->download(out).ok());
+    EXPECT_TRUE(std::isnan(out[3]));
+
+    Status s = buf->copyFromHost(in.data(), 32, 40);
+    EXPECT_EQ(s.message(), "copy to device: 32 bytes at offset 40 exceed the "
+                           "buffer's 64 bytes");
+    Expected<DeviceBuffer> empty = DeviceBuffer::allocate(*dev, 0);
+    ASSERT_TRUE(empty);
+    EXPECT_EQ(empty->ptr(), 0u);
+    EXPECT_TRUE(empty->copyFromHost(nullptr, 0).ok());
+    EXPECT_TRUE(empty->fill(0).ok());
+
+    DeviceBuffer moved = buf.take(); // the context outlives the Device
+    dev = Status::error("dropped");
+    EXPECT_TRUE(moved.download(out).ok());
+  }
+  EXPECT_EQ(fake()->allocs - allocs, 1);
+  EXPECT_EQ(fake()->frees - frees, 1);
+  EXPECT_EQ(fake()->retains - retains, fake()->releases - releases);
+}
+
+TEST(Runtime, EventTimer) {
+  FakeDriver driver;
+  Expected<Device> dev = Device::open();
+  ASSERT_TRUE(dev);
+  Expected<EventTimer> t = EventTimer::create(*dev);
+  ASSERT_TRUE(t) << t.error();
+  ASSERT_TRUE(t->start().ok());
+  ASSERT_TRUE(t->stop().ok());
+  Expected<float> ms = t->elapsedMs();
+  ASSERT_TRUE(ms) << ms.error();
+  EXPECT_FLOAT_EQ(*ms, 1.5f);
+}
+
+//===----------------------------------------------------------------------===//
+// Modules and kernels
+//===----------------------------------------------------------------------===//
+
+TEST(Runtime, BadPTXShowsTheDriverLog) {
+  FakeDriver driver;
+  Expected<Device> dev = Device::open();
+  ASSERT_TRUE(dev);
+  Expected<Module> mod = Module::loadPTX(*dev, "BAD ptx");
+  ASSERT_FALSE(mod);
+  EXPECT_TRUE(contains(mod.error(),
+                       "loading PTX: cuModuleLoadDataEx failed: "
+                       "CUDA_ERROR_INVALID_PTX (a PTX JIT compilation failed)"))
+      << mod.error();
+  EXPECT_TRUE(contains(mod.error(), "driver JIT log:\nptxas application ptx "
+                                    "input, line 1; error   : fake ptxas "
+                                    "error"))
+      << mod.error();
+
+  Expected<Kernel> k = Kernel::load(*dev, flashManifest(), "BAD ptx");
+  ASSERT_FALSE(k);
+  EXPECT_EQ(k.error().rfind("kernel 'flash_fwd': loading PTX", 0), 0u)
+      << k.error();
+  EXPECT_FALSE(Module::loadPTX(*dev, ""));
+}
+
+TEST(Runtime, MissingKernelInModule) {
+  FakeDriver driver;
+  Expected<Device> dev = Device::open();
+  ASSERT_TRUE(dev);
+  Manifest m = flashManifest();
+  m.kernelName = "flash_bwd";
+  Expected<Kernel> k = Kernel::load(*dev, m, kPTX);
+  ASSERT_FALSE(k);
+  EXPECT_EQ(k.error().rfind("kernel 'flash_bwd' not found in the module: "
+                            "cuModuleGetFunction failed: CUDA_ERROR_NOT_FOUND",
+                            0),
+            0u)
+      << k.error();
+}
+
+TEST(Runtime, SharedMemoryLimit) {
+  FakeDriver driver;
+  Expected<Device> dev = Device::open();
+  ASSERT_TRUE(dev);
+  Manifest m = flashManifest();
+  m.sharedMemoryBytes = 300000;
+  Expected<Kernel> k = Kernel::load(*dev, m, kPTX);
+  ASSERT_FALSE(k);
+  EXPECT_TRUE(contains(k.error(), "kernel 'flash_fwd' needs 300000 bytes of "
+                                  "shared memory, device Fake GPU allows "
+                                  "232448"))
+      << k.error();
+
+  fake()->maxDynamicShared = -1;
+  m.sharedMemoryBytes = 40000; // below 48 KiB: no attribute
+  ASSERT_TRUE(Kernel::load(*dev, m, kPTX));
+  EXPECT_EQ(fake()->maxDynamicShared, -1);
+  m.sharedMemoryBytes = 100000;
+  Expected<Kernel> big = Kernel::load(*dev, m, kPTX);
+  ASSERT_TRUE(big) << big.error();
+  EXPECT_EQ(fake()->maxDynamicShared, 100000);
+
+  fake()->staticShared = 200000; // static + dynamic is what counts
+  k = Kernel::load(*dev, m, kPTX);
+  fake()->staticShared = 0;
+  ASSERT_FALSE(k);
+  EXPECT_TRUE(contains(k.error(), "needs 300000 bytes")) << k.error();
+}
+
+TEST(Runtime, ArchMismatchIsExplained) {
+  FakeDriver driver("sm80");
+  Expected<Device> dev = Device::open();
+  ASSERT_TRUE(dev);
+  Expected<Kernel> k = Kernel::load(*dev, flashManifest(), kPTX); // sm_90a
+  ASSERT_FALSE(k);
+  EXPECT_TRUE(contains(k.error(), "built for sm_90a, which needs a GPU of "
+                                  "compute capability 9.0 exactly"))
+      << k.error();
+  EXPECT_TRUE(contains(k.error(), "-arch=sm_80")) << k.error();
+  Manifest m = flashManifest();
+  m.arch = "sm_80";
+  EXPECT_TRUE(Kernel::load(*dev, m, kPTX));
+  m.blockSize = 0;
+  k = Kernel::load(*dev, m, kPTX);
+  ASSERT_FALSE(k);
+  EXPECT_TRUE(contains(k.error(), "block size 0 is outside 1..1024"));
+}
+
+//===----------------------------------------------------------------------===//
+// Arguments and launch
+//===----------------------------------------------------------------------===//
+
+TEST(Runtime, ArgumentCountIsChecked) {
+  std::vector<KernelArg> args = flashArgs();
+  args.pop_back();
+  Status s = checkArguments(flashManifest(), args);
+  EXPECT_EQ(s.message(),
+            "kernel 'flash_fwd' takes 7 arguments, got 6 (signature: (q: "
+            "ptr<bf16>, k: ptr<bf16>, v: ptr<bf16>, o: ptr<bf16>, lse: "
+            "ptr<f32>, seqlen: i32, sm_scale: f32))");
+  EXPECT_TRUE(checkArguments(flashManifest(), flashArgs()).ok());
+}
+
+TEST(Runtime, ArgumentTypesAreChecked) {
+  std::vector<KernelArg> args = flashArgs();
+  args[5] = KernelArg::float32(1000.f);
+  EXPECT_EQ(checkArguments(flashManifest(), args).message(),
+            "argument 5 'seqlen': expected i32, got f32");
+  args = flashArgs();
+  args[0] = KernelArg::pointer(0x1000, "f16");
+  EXPECT_EQ(checkArguments(flashManifest(), args).message(),
+            "argument 0 'q': expected ptr<bf16>, got ptr<f16>");
+  args = flashArgs();
+  args[6] = KernelArg::int64(1);
+  EXPECT_EQ(checkArguments(flashManifest(), args).message(),
+            "argument 6 'sm_scale': expected f32, got i64");
+}
+
+TEST(Runtime, LaunchPassesGridBlockAndArguments) {
+  FakeDriver driver;
+  Expected<Device> dev = Device::open();
+  ASSERT_TRUE(dev);
+  Manifest m = flashManifest();
+  m.sharedMemoryBytes = 65536;
+  Expected<Kernel> k = Kernel::load(*dev, m, kPTX);
+  ASSERT_TRUE(k) << k.error();
+  EXPECT_EQ(k->loadedFrom(), "ptx");
+
+  fake()->paramCount = 7;
+  int launches = fake()->launches;
+  ASSERT_TRUE(k->launch({8, 264, 1}, flashArgs()).ok());
+  EXPECT_EQ(fake()->launches, launches + 1);
+  EXPECT_EQ(fake()->grid[0], 8u);
+  EXPECT_EQ(fake()->grid[1], 264u);
+  EXPECT_EQ(fake()->block[0], 128u);
+  EXPECT_EQ(fake()->block[1], 1u);
+  EXPECT_EQ(fake()->sharedMem, 65536u);
+  EXPECT_EQ(fake()->params[0], 0x1000u);
+  EXPECT_EQ(fake()->params[4], 0x5000u);
+  EXPECT_EQ(std::uint32_t(fake()->params[5]), 1000u);
+  float scale;
+  std::uint32_t bits = std::uint32_t(fake()->params[6]);
+  std::memcpy(&scale, &bits, 4);
+  EXPECT_EQ(scale, 0.125f);
+
+  // An empty grid launches nothing; bad arguments launch nothing.
+  ASSERT_TRUE(k->launch({0, 264, 1}, flashArgs()).ok());
+  std::vector<KernelArg> bad = flashArgs();
+  bad[5] = KernelArg::float32(1.f);
+  Status s = k->launch({8, 264, 1}, bad);
+  EXPECT_EQ(s.message(), "launching 'flash_fwd': argument 5 'seqlen': "
+                         "expected i32, got f32");
+  s = k->launch({1, 70000, 1}, flashArgs());
+  EXPECT_TRUE(contains(s.message(), "exceeds the limits")) << s.message();
+  EXPECT_EQ(fake()->launches, launches + 1);
+  fake()->paramCount = 0;
+
+  Kernel never;
+  EXPECT_FALSE(never.launch({1, 1, 1}, {}).ok());
+}
+
+//===----------------------------------------------------------------------===//
+// Bundles
+//===----------------------------------------------------------------------===//
+
+TEST(Runtime, BundlePrefersMatchingCubin) {
+  FakeDriver driver; // cc 9.0: sm_90a
+  TempDir dir;
+  ASSERT_FALSE(dir.path().empty());
+  Expected<Device> dev = Device::open();
+  ASSERT_TRUE(dev);
+  std::string prefix = dir.path() + "/flash_fwd";
+  Manifest m = flashManifest();
+  ASSERT_TRUE(writeBundle(prefix, m, kPTX, "FAKECUBIN flash_fwd").ok());
+
+  Expected<Kernel> k = loadBundle(*dev, prefix);
+  ASSERT_TRUE(k) << k.error();
+  EXPECT_EQ(k->loadedFrom(), "cubin");
+  EXPECT_STREQ(fake()->lastImageKind, "cubin");
+  EXPECT_EQ(k->manifest(), m);
+
+  // A cubin the driver rejects (e.g. from a newer ptxas): fall back to PTX.
+  ASSERT_TRUE(writeBundle(prefix, m, kPTX, "BAD cubin").ok());
+  k = loadBundle(*dev, prefix);
+  ASSERT_TRUE(k) << k.error();
+  EXPECT_EQ(k->loadedFrom(), "ptx");
+  k = Kernel::load(*dev, m, "BAD ptx", "BAD cubin");
+  ASSERT_FALSE(k);
+  EXPECT_TRUE(contains(k.error(), "loading PTX")) << k.error();
+  EXPECT_TRUE(contains(k.error(), "(after the cubin failed: loading cubin"))
+      << k.error();
+
+  m.arch = "sm_80"; // cubin for another arch: fall back to the PTX
+  ASSERT_TRUE(writeBundle(prefix, m, kPTX, "FAKECUBIN flash_fwd").ok());
+  k = loadBundle(*dev, prefix);
+  ASSERT_TRUE(k) << k.error();
+  EXPECT_EQ(k->loadedFrom(), "ptx");
+}
+
+TEST(Runtime, BundleErrors) {
+  FakeDriver driver;
+  TempDir dir;
+  Expected<Device> dev = Device::open();
+  ASSERT_TRUE(dev);
+  std::string prefix = dir.path() + "/k";
+  Expected<Kernel> k = loadBundle(*dev, prefix);
+  ASSERT_FALSE(k);
+  EXPECT_EQ(k.error(), "loading bundle '" + prefix + "': cannot read '" +
+                           prefix + ".manifest.json': No such file or directory");
+
+  std::ofstream(prefix + ".manifest.json") << "{\"kernelName\": ";
+  k = loadBundle(*dev, prefix);
+  ASSERT_FALSE(k);
+  EXPECT_TRUE(contains(k.error(), ".manifest.json: malformed manifest JSON: "
+                                  "line 1, column 16"))
+      << k.error();
+
+  ASSERT_TRUE(writeBundle(prefix, flashManifest(), "BAD", "").ok());
+  k = loadBundle(*dev, prefix);
+  ASSERT_FALSE(k);
+  EXPECT_TRUE(contains(k.error(), "fake ptxas error")) << k.error();
+}
+
+//===----------------------------------------------------------------------===//
+// fp16 / bf16
+//===----------------------------------------------------------------------===//
+
+TEST(Runtime, HalfConversionRoundsToNearestEven) {
+  EXPECT_EQ(floatToHalf(1.0f), 0x3c00);
+  EXPECT_EQ(floatToHalf(-2.0f), 0xc000);
+  EXPECT_EQ(floatToHalf(65504.f), 0x7bff);
+  EXPECT_EQ(floatToHalf(65519.f), 0x7bff);
+  EXPECT_EQ(floatToHalf(65520.f), 0x7c00);
+  EXPECT_EQ(floatToHalf(1.0f + std::ldexp(1.f, -11)), 0x3c00); // tie → even
+  EXPECT_EQ(floatToHalf(1.0f + 3 * std::ldexp(1.f, -11)), 0x3c02);
+  EXPECT_EQ(floatToHalf(std::ldexp(1.f, -24)), 0x0001); // smallest subnormal
+  EXPECT_EQ(floatToHalf(std::ldexp(1.f, -25)), 0x0000); // tie → even (0)
+  EXPECT_EQ(floatToHalf(std::ldexp(3.f, -25)), 0x0002);
+  EXPECT_EQ(floatToHalf(std::ldexp(1023.5f, -24)), 0x0400); // into normals
+  EXPECT_TRUE(std::isnan(halfToFloat(floatToHalf(NAN))));
+  EXPECT_EQ(floatToHalf(INFINITY), 0x7c00);
+  for (unsigned h = 0; h < 0x10000; ++h) {
+    if ((h & 0x7c00) == 0x7c00 && (h & 0x3ff))
+      continue; // NaN
+    ASSERT_EQ(floatToHalf(halfToFloat(std::uint16_t(h))), h) << h;
+  }
+}
+
+TEST(Runtime, BFloat16ConversionRoundsToNearestEven) {
+  EXPECT_EQ(floatToBFloat16(1.0f), 0x3f80);
+  EXPECT_EQ(floatToBFloat16(1.0f + std::ldexp(1.f, -8)), 0x3f80); // tie
+  EXPECT_EQ(floatToBFloat16(1.0f + 3 * std::ldexp(1.f, -8)), 0x3f82);
+  EXPECT_EQ(floatToBFloat16(-INFINITY), 0xff80);
+  EXPECT_TRUE(std::isnan(bfloat16ToFloat(floatToBFloat16(NAN))));
+  EXPECT_EQ(bfloat16ToFloat(0x4049), 3.140625f);
+  for (unsigned b = 0; b < 0x10000; ++b) {
+    if ((b & 0x7f80) == 0x7f80 && (b & 0x7f))
+      continue;
+    ASSERT_EQ(floatToBFloat16(bfloat16ToFloat(std::uint16_t(b))), b) << b;
+  }
+}

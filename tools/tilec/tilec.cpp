@@ -1,0 +1,131 @@
+//===- tilec.cpp - the .tile compiler driver ------------------------------===//
+//
+//   tilec FILE.tile [-o OUT] [-emit=ast|tile|...|ptx|cubin] [-D NAME=VALUE]...
+//         [-arch=sm_80|sm_90a] [--kernel NAME]
+//
+// Reads the source, runs tile::compile up to the requested stage, prints
+// the diagnostics to stderr and the result to stdout or to files:
+//   -o NAME with a stage >= ptx writes NAME.ptx, NAME.manifest.json and,
+//   when ptxas produced one, NAME.cubin; with an earlier stage -o FILE
+//   writes the stage's text to FILE.
+//
+//===----------------------------------------------------------------------===//
+#include "tile/Compiler.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/WithColor.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace llvm;
+
+static cl::OptionCategory category("tilec options");
+
+static cl::opt<std::string> inputFile(cl::Positional, cl::Required,
+                                      cl::desc("<input .tile file>"),
+                                      cl::cat(category));
+static cl::opt<std::string>
+    outputName("o", cl::value_desc("name"), cl::cat(category),
+               cl::desc("Output: NAME.ptx/.manifest.json/.cubin for stages "
+                        ">= ptx, else the file to write"));
+static cl::opt<std::string>
+    emitName("emit", cl::init("ptx"), cl::value_desc("stage"), cl::cat(category),
+             cl::desc("Stop after this stage: ast, tile, tile-opt, layout, "
+                      "gpu, nvvm, llvm, ptx (default) or cubin"));
+static cl::list<std::string>
+    defines("D", cl::Prefix, cl::value_desc("NAME=VALUE"), cl::cat(category),
+            cl::desc("Override a compile-time parameter"));
+static cl::opt<std::string> arch("arch", cl::init("sm_80"),
+                                 cl::value_desc("sm_80|sm_90a"),
+                                 cl::desc("Target GPU architecture"),
+                                 cl::cat(category));
+static cl::opt<std::string> kernel("kernel", cl::value_desc("name"),
+                                   cl::desc("Kernel to compile when the file "
+                                            "has several"),
+                                   cl::cat(category));
+static cl::opt<std::string> ptxas("ptxas", cl::value_desc("path"),
+                                  cl::desc("ptxas to use for -emit=cubin"),
+                                  cl::cat(category));
+
+static int fail(const Twine &msg) {
+  WithColor::error(errs(), "tilec") << msg << "\n";
+  return 1;
+}
+
+static bool writeFile(StringRef path, StringRef data, bool binary) {
+  std::error_code ec;
+  raw_fd_ostream os(path, ec, binary ? sys::fs::OF_None : sys::fs::OF_Text);
+  if (ec) {
+    fail("cannot write '" + path + "': " + ec.message());
+    return false;
+  }
+  os << data;
+  return true;
+}
+
+int main(int argc, char **argv) {
+  InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(category);
+  cl::SetVersionPrinter(
+      [](raw_ostream &os) { os << tile::versionString() << "\n"; });
+  cl::ParseCommandLineOptions(argc, argv, "tilec: the .tile compiler\n");
+
+  tile::EmitStage stage;
+  if (!tile::parseEmitStage(emitName, stage))
+    return fail("unknown -emit stage '" + emitName + "' (expected one of: " +
+                tile::emitStageNames() + ")");
+  if (arch != "sm_80" && arch != "sm_90a")
+    return fail("unsupported -arch '" + arch + "' (supported: sm_80, sm_90a)");
+  if (stage == tile::EmitStage::Cubin && outputName.empty())
+    return fail("-emit=cubin writes a binary; give an output name with -o");
+
+  tile::CompileOptions options;
+  options.arch = arch;
+  options.kernel = kernel;
+  options.ptxasPath = ptxas;
+  for (const std::string &d : defines) {
+    size_t eq = d.find('=');
+    if (eq == std::string::npos || eq == 0)
+      return fail("-D expects NAME=VALUE, got '" + d + "'");
+    options.defines[d.substr(0, eq)] = d.substr(eq + 1);
+  }
+
+  ErrorOr<std::unique_ptr<MemoryBuffer>> input =
+      MemoryBuffer::getFileOrSTDIN(inputFile, /*IsText=*/true);
+  if (!input)
+    return fail("cannot read '" + inputFile + "': " +
+                input.getError().message());
+
+  tile::CompileResult result = tile::compile((*input)->getBuffer().str(),
+                                             inputFile, options, stage);
+  errs() << result.diagnostics;
+  if (!result.ok) {
+    if (result.diagnostics.empty())
+      return fail("compilation failed");
+    return 1;
+  }
+
+  if (stage < tile::EmitStage::PTX) {
+    if (outputName.empty() || outputName == "-") {
+      outs() << result.text;
+      return 0;
+    }
+    return writeFile(outputName, result.text, false) ? 0 : 1;
+  }
+  if (outputName.empty()) {
+    outs() << result.ptx;
+    return 0;
+  }
+  // `-o foo.ptx` and `-o foo` both name the outputs foo.*.
+  StringRef base = outputName;
+  for (StringRef ext : {".ptx", ".cubin"})
+    base.consume_back(ext);
+  bool ok = writeFile((base + ".ptx").str(), result.ptx, false) &&
+            writeFile((base + ".manifest.json").str(),
+                      result.manifest.toJSON(), false);
+  if (ok && !result.cubin.empty())
+    ok = writeFile((base + ".cubin").str(), result.cubin, true);
+  return ok ? 0 : 1;
+}
