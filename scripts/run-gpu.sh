@@ -6,7 +6,8 @@
 #   bash bundle/run-gpu.sh [path/to/tilec-bundle.tar.xz]
 #
 # Environment: DEST (default /tmp/tilec-bundle), ARCH (default: the GPU's),
-# ONLY (a regex: run only the steps whose name matches), LOG_DIR (default
+# ONLY (a regex: run only the steps whose name matches), GPU_TEST_ARGS (extra
+# arguments of tile-gpu-tests, e.g. --quick), LOG_DIR (default
 # $OUT/tilec-logs when $OUT is set, else DEST/logs): every step's full output.
 set -uo pipefail
 
@@ -30,7 +31,10 @@ fi
 
 export LD_LIBRARY_PATH="$DEST/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export PATH="$DEST/bin:$PATH:/usr/local/cuda/bin"
+# The test binaries hold build-machine paths; these point them at the bundle.
 export TILEC_SOURCE_DIR="$DEST" # where examples/ and test .tile files are
+export TILEC_FLASH_FWD_TILE="$DEST/examples/attention/flash_fwd.tile"
+export TILEC_FAKECUDA_PATH="$DEST/lib/libtile-fakecuda.so"
 export TILEC_CACHE_DIR="${TILEC_CACHE_DIR:-$(mktemp -d /tmp/tilec-cache.XXXXXX)}"
 LOG_DIR="${LOG_DIR:-${OUT:+$OUT/tilec-logs}}"
 LOG_DIR="${LOG_DIR:-$DEST/logs}"
@@ -72,7 +76,9 @@ run_step() { # run_step NAME CMD...
 for t in "$DEST"/bin/tile-unit-*; do
   [[ -x $t ]] && run_step "$(basename "$t")" "$t" --gtest_brief=1
 done
-[[ -x $DEST/bin/tile-gpu-tests ]] && run_step tile-gpu-tests "$DEST/bin/tile-gpu-tests" --gtest_brief=1
+# shellcheck disable=SC2086  # GPU_TEST_ARGS is a list
+[[ -x $DEST/bin/tile-gpu-tests ]] && run_step tile-gpu-tests "$DEST/bin/tile-gpu-tests" \
+  --tile "$TILEC_FLASH_FWD_TILE" ${GPU_TEST_ARGS:-}
 if [[ -x $DEST/bin/tilec && -f $DEST/examples/attention/flash_fwd.tile ]]; then
   mkdir -p "$DEST/out"
   emit=ptx; command -v ptxas >/dev/null && emit=cubin
@@ -81,7 +87,7 @@ if [[ -x $DEST/bin/tilec && -f $DEST/examples/attention/flash_fwd.tile ]]; then
 fi
 if [[ -x $DEST/bin/flash_fwd_jit ]]; then
   for dt in bf16 f16 f32; do
-    run_step "flash_fwd_jit-$dt" "$DEST/bin/flash_fwd_jit" --dtype "$dt"
+    run_step "flash_fwd_jit-$dt" "$DEST/bin/flash_fwd_jit" "$TILEC_FLASH_FWD_TILE" --dtype "$dt"
   done
 fi
 

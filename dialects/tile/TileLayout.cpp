@@ -130,30 +130,6 @@ LayoutAttr mlir::tile::getDotOperandLayout(MLIRContext *ctx,
   return b.get(ctx);
 }
 
-LayoutAttr mlir::tile::getFmaOperandLayout(LayoutAttr acc,
-                                           ArrayRef<int64_t> operandShape,
-                                           unsigned opIdx) {
-  // A (MxK) keeps the accumulator's rows (dim 0) and holds all of K in
-  // registers; B (KxN) keeps its columns (dim 1), K in registers.
-  unsigned keep = opIdx == 0 ? 0 : 1, kdim = opIdx == 0 ? 1 : 0;
-  unsigned rank = 2;
-  LayoutBuilder b{operandShape};
-  auto project = [&](const Basis &src) {
-    Basis out(2, 0);
-    out[keep] = src[keep];
-    return out;
-  };
-  for (const Basis &r : unflatten(acc.getRegs(), rank))
-    if (r[keep])
-      b.regs.push_back(project(r));
-  for (const Basis &l : unflatten(acc.getLanes(), rank))
-    b.lanes.push_back(project(l));
-  for (const Basis &w : unflatten(acc.getWarps(), rank))
-    b.warps.push_back(project(w));
-  b.fill({kdim});
-  return b.get(acc.getContext());
-}
-
 LayoutAttr mlir::tile::getDefaultLayout(MLIRContext *ctx,
                                         ArrayRef<int64_t> shape,
                                         int64_t numWarps) {

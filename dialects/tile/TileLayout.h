@@ -30,10 +30,6 @@ LayoutAttr getAccumulatorLayout(MLIRContext *ctx, ArrayRef<int64_t> shape,
 /// mma.sync m16n8k16 operand layouts: opIdx 0 is A (MxK), 1 is B (KxN).
 LayoutAttr getDotOperandLayout(MLIRContext *ctx, ArrayRef<int64_t> shape,
                                int64_t numWarps, unsigned opIdx);
-/// Layouts for the IEEE fp32 (FMA) product: A holds whole rows of K for the
-/// rows of the accumulator, B whole columns of K for its columns.
-LayoutAttr getFmaOperandLayout(LayoutAttr acc, ArrayRef<int64_t> operandShape,
-                               unsigned opIdx);
 /// The default layout of a tile of this shape.
 LayoutAttr getDefaultLayout(MLIRContext *ctx, ArrayRef<int64_t> shape,
                             int64_t numWarps);

@@ -35,7 +35,7 @@ static bool parseMainBuffer(MLIRContext &context, llvm::SourceMgr &sourceMgr,
 namespace tile::frontend {
 
 bool dumpAST(MLIRContext &context, llvm::SourceMgr &sourceMgr,
-                             llvm::raw_ostream &os) {
+             llvm::raw_ostream &os) {
   Program program;
   std::string filename;
   if (!parseMainBuffer(context, sourceMgr, program, filename))

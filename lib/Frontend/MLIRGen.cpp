@@ -183,9 +183,14 @@ bool MLIRGen::genFor(const ForStmt &s) {
     return error(exprs[2]->getLoc()) << "range step must be positive", false;
   Value lmh[3];
   for (int i = 0; i < 3; ++i) {
-    FailureOr<Value> v = coerce(bounds[i], ivType, exprs[i] ? exprs[i]->getLoc()
-                                                            : s.getLoc(),
-                                "range bound");
+    SrcLoc l = exprs[i] ? exprs[i]->getLoc() : s.getLoc();
+    if (bounds[i].isRuntime() && bounds[i].value.getType() != ivType) {
+      FailureOr<Val> wide = genCast(bounds[i], ivType, l); // i32 -> i64
+      if (failed(wide))
+        return false;
+      bounds[i] = *wide;
+    }
+    FailureOr<Value> v = coerce(bounds[i], ivType, l, "range bound");
     if (failed(v))
       return false;
     lmh[i] = *v;

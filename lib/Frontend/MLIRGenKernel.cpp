@@ -122,7 +122,8 @@ static Attribute paramAttr(Builder &b, const Val &v) {
 
 bool MLIRGen::bindParams(const KernelDecl &k, const FrontendOptions &options,
                          NamedAttrList &params, int64_t &numWarps) {
-  for (const auto &[name, value] : options.defines) {
+  for (const auto &define : options.defines) {
+    const std::string &name = define.first, &value = define.second;
     if (llvm::none_of(k.params, [&](const ConstParam &p) { return p.name == name; })) {
       std::string known;
       for (const ConstParam &p : k.params)
@@ -212,6 +213,8 @@ OwningOpRef<ModuleOp> MLIRGen::build(const FrontendOptions &options) {
   Block *entry = func.addEntryBlock();
   for (auto [i, a] : llvm::enumerate(k->args)) {
     entry->getArgument(i).setLoc(loc(a.loc));
+    // The parameter's source name travels to the manifest.
+    func.setArgAttr(i, "tile.name", builder.getStringAttr(a.name));
     if (!declare(a.name, a.loc, Val::of(entry->getArgument(i)), false,
                  "a kernel argument"))
       return nullptr;

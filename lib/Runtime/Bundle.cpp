@@ -75,13 +75,16 @@ Expected<Kernel> loadBundle(const Device &device, const std::string &prefix) {
     return Status::error("loading bundle '" + prefix + "': " + manifestPath +
                          ": " + error);
 
+  // The PTX is read too when the cubin is used: Kernel::load falls back to
+  // it if the driver rejects the cubin.
   std::string cubin, ptx;
   struct stat st;
   bool haveCubin = ::stat((prefix + ".cubin").c_str(), &st) == 0;
-  if (haveCubin && manifest.arch == device.archString()) {
-    if (!readFile(prefix + ".cubin", cubin, error))
-      return Status::error("loading bundle '" + prefix + "': " + error);
-  } else if (!readFile(prefix + ".ptx", ptx, error)) {
+  bool havePTX = ::stat((prefix + ".ptx").c_str(), &st) == 0;
+  bool useCubin = haveCubin && manifest.arch == device.archString();
+  if (useCubin && !readFile(prefix + ".cubin", cubin, error))
+    return Status::error("loading bundle '" + prefix + "': " + error);
+  if ((havePTX || !useCubin) && !readFile(prefix + ".ptx", ptx, error)) {
     std::string why = haveCubin ? " (the cubin is for " + manifest.arch +
                                       ", the device is " +
                                       device.archString() + ")"

@@ -96,8 +96,9 @@ struct Assigner {
       require(dot, 0, getDotOperandLayout(ctx, a.getShape(), numWarps, 0));
       require(dot, 1, getDotOperandLayout(ctx, b.getShape(), numWarps, 1));
     } else {
-      require(dot, 0, getFmaOperandLayout(accL, a.getShape(), 0));
-      require(dot, 1, getFmaOperandLayout(accL, b.getShape(), 1));
+      // IEEE fp32: the lowering stages both operands in shared memory.
+      require(dot, 0, defaultFor(a));
+      require(dot, 1, defaultFor(b));
     }
     require(dot, 2, accL);
     dot.getResult().setType(with(acc, accL));

@@ -9,8 +9,9 @@ def TileAssignLayouts : Pass<"tile-assign-layouts", "mlir::ModuleOp"> {
   let description = [{
     Pipeline stage 4. Every tile value gets a distribution over the threads
     of the program: the mma.sync accumulator layout for 2-D tiles, its row
-    slice for 1-D tiles, the mma operand layouts for `dot` operands (or whole
-    K rows/columns for the IEEE fp32 product), the slice of its consumer for
+    slice for 1-D tiles, the mma operand layouts for f16/bf16 `dot` operands (f32
+    operands keep the default layout: the IEEE fp32 product reads them from
+    shared memory), the slice of its consumer for
     `expand_dims` and `broadcast` operands. Where an op needs another layout
     than its operand has, an explicit `tile.convert_layout` is inserted.
     The warp count comes from the kernel's `tile.num_warps` attribute.

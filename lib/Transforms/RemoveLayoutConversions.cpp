@@ -9,6 +9,7 @@
 #include "lib/Transforms/Passes.h"
 
 #include "dialects/tile/TileLayout.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -83,17 +84,19 @@ struct SinkConversion : OpRewritePattern<ConvertLayoutOp> {
     if (!singleUse && (isa<LoadOp>(def) || !cheapToRecompute(cvt.getSrc(), 6)))
       return rewriter.notifyMatchFailure(cvt, "producer is shared and costly");
 
+    // Operands first (so they dominate the clone), then the clone.
     rewriter.setInsertionPoint(cvt);
-    Operation *clone = rewriter.clone(*def);
-    for (OpOperand &o : clone->getOpOperands()) {
+    IRMapping mapping;
+    for (OpOperand &o : def->getOpOperands()) {
       auto t = dyn_cast<TileType>(o.get().getType());
       if (!t)
         continue;
       LayoutAttr l = operandLayoutFor(def, o.getOperandNumber(), want);
       if (t.getEncoding() != l)
-        o.set(ConvertLayoutOp::create(rewriter, cvt.getLoc(),
-                                      t.withEncoding(l), o.get()));
+        mapping.map(o.get(), ConvertLayoutOp::create(rewriter, cvt.getLoc(),
+                                                     t.withEncoding(l), o.get()));
     }
+    Operation *clone = rewriter.clone(*def, mapping);
     for (OpResult r : clone->getResults())
       if (auto t = dyn_cast<TileType>(r.getType()))
         r.setType(t.withEncoding(want));

@@ -77,6 +77,31 @@ TEST(JITCompile, SameSourceGivesByteIdenticalPTX) {
   EXPECT_EQ((*x)->ptx, (*y)->ptx);
 }
 
+// A kernel much smaller than flash_fwd, so that the cache is exercised with
+// the real compiler even while attention lowering is in progress.
+const char *kCopy = R"(kernel copy<BM = 128>(x: ptr<f32>, y: ptr<f32>, n: i32) {
+  let i = program_id(0) * BM + iota(BM);
+  store(y + i, load(x + i, mask: i < n, other: 0), mask: i < n);
+}
+)";
+
+TEST(JITCompile, SmallKernelCompilesOnce) {
+  TempDir dir;
+  JIT jit(options(dir.path()));
+  auto a = jit.compileSource(kCopy, "copy.tile", {{"BM", "256"}});
+  ASSERT_TRUE(a) << a.error();
+  EXPECT_TRUE(contains((*a)->ptx, ".entry copy")) << (*a)->ptx.substr(0, 400);
+  EXPECT_EQ((*a)->manifest.kernelName, "copy");
+  ASSERT_EQ((*a)->manifest.params.size(), 3u);
+  EXPECT_EQ((*a)->manifest.params[2].type, "i32");
+  ASSERT_TRUE(jit.compileSource(kCopy, "copy.tile", {{"BM", "256"}}));
+  EXPECT_EQ(jit.stats().compilations, 1u);
+  JIT fresh(options(dir.path()));
+  ASSERT_TRUE(fresh.compileSource(kCopy, "copy.tile", {{"BM", "256"}}));
+  EXPECT_EQ(fresh.stats().compilations, 0u);
+  EXPECT_EQ(fresh.stats().diskHits, 1u);
+}
+
 TEST(JITCompile, CompileErrorsCarryDiagnostics) {
   TempDir dir;
   JIT jit(options(dir.path()));

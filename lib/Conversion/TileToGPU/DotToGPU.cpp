@@ -3,12 +3,13 @@
 // f16/bf16: operands arrive in the mma.sync m16n8k16 operand layouts and the
 // accumulator in the C-fragment layout (tile-assign-layouts), so each
 // (16x8 fragment, 16-wide k step) is one nvvm.mma.sync on registers the
-// thread already holds. f32: each thread holds whole K rows of A and K
-// columns of B for its accumulator elements and chains IEEE fp32 FMAs.
+// thread already holds. f32: operands keep their default layouts, stage A and B in shared memory and
+// chain IEEE fp32 FMAs in a loop over k.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Conversion/TileToGPU/ThreadLayout.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "llvm/ADT/DenseMap.h"
 
 using namespace mlir;
@@ -105,30 +106,96 @@ struct DotLowering : TilePattern<DotOp> {
     return success();
   }
 
+  /// IEEE fp32: A (MxK) and B (KxN) go to shared memory; a loop over k
+  /// reads, for each row and column the thread owns, one A and one B value
+  /// and updates its accumulators with FMAs.
   LogicalResult lowerFma(DotOp op, OpAdaptor a,
                          ConversionPatternRewriter &rw) const {
     Location loc = op.getLoc();
     LayoutAttr la = layoutOf(op.getA()), lb = layoutOf(op.getB()),
                lc = layoutOf(op.getAcc());
-    RegIndex ia(la), ib(lb);
-    int64_t kSize = cast<TileType>(op.getA().getType()).getDimSize(1);
-    SmallVector<Value> av = unpack(rw, loc, a.getA());
-    SmallVector<Value> bv = unpack(rw, loc, a.getB());
-    SmallVector<Value> cv = unpack(rw, loc, a.getAcc());
+    auto ta = cast<TileType>(op.getA().getType());
+    auto tb = cast<TileType>(op.getB().getType());
+    int64_t m = ta.getDimSize(0), k = ta.getDimSize(1), n = tb.getDimSize(1);
+    KernelInfo &ki = kernel(op);
+    Type f32 = rw.getF32Type();
+    Value buf = sharedBuffer(rw, loc, ki, f32, m * k + k * n);
+    gpu::BarrierOp::create(rw, loc);
+    storeTile(rw, loc, ki, buf, 0, la, ta.getShape(), a.getA());
+    storeTile(rw, loc, ki, buf, m * k, lb, tb.getShape(), a.getB());
+    gpu::BarrierOp::create(rw, loc);
+
+    // Distinct rows and columns of the accumulator this thread holds.
+    Value rowPart = threadCoord(rw, loc, ki, lc, 0);
+    Value colPart = threadCoord(rw, loc, ki, lc, 1);
+    SmallVector<int64_t> rows, cols, rowOf, colOf;
     for (int64_t r = 0; r < lc.getNumRegs(); ++r) {
-      SmallVector<int64_t> mn = regCoords(lc, r);
-      Value acc = cv[r];
-      for (int64_t k = 0; k < kSize; ++k) {
-        int64_t ra = ia.at(mn[0], k), rb = ib.at(k, mn[1]);
-        if (ra < 0 || rb < 0)
-          return op.emitError("dot operands are not in FMA layouts; run "
-                              "tile-assign-layouts");
-        acc = LLVM::FMAOp::create(rw, loc, av[ra], bv[rb], acc);
-      }
-      cv[r] = acc;
+      SmallVector<int64_t> c = regCoords(lc, r);
+      auto slot = [](SmallVector<int64_t> &v, int64_t x) {
+        auto it = llvm::find(v, x);
+        if (it != v.end())
+          return int64_t(it - v.begin());
+        v.push_back(x);
+        return int64_t(v.size() - 1);
+      };
+      rowOf.push_back(slot(rows, c[0]));
+      colOf.push_back(slot(cols, c[1]));
     }
-    rw.replaceOp(op, pack(rw, loc, cast<VectorType>(a.getAcc().getType()), cv));
+    auto idx = [&](Value i32) {
+      return arith::IndexCastOp::create(rw, loc, rw.getIndexType(), i32);
+    };
+    SmallVector<Value> rowBase, colIdx;
+    for (int64_t r : rows) // A[row * k]
+      rowBase.push_back(arith::MulIOp::create(
+          rw, loc, arith::XOrIOp::create(rw, loc, rowPart, i32Const(rw, loc, r)),
+          i32Const(rw, loc, k)));
+    for (int64_t c : cols) // B[m*k + kk * n + col]
+      colIdx.push_back(arith::AddIOp::create(
+          rw, loc, arith::XOrIOp::create(rw, loc, colPart, i32Const(rw, loc, c)),
+          i32Const(rw, loc, m * k)));
+
+    Value lo = i32Const(rw, loc, 0), hi = i32Const(rw, loc, k),
+          step = i32Const(rw, loc, 1);
+    auto loop = scf::ForOp::create(
+        rw, loc, lo, hi, step, ValueRange{a.getAcc()},
+        [&](OpBuilder &b, Location l, Value kk, ValueRange iter) {
+          SmallVector<Value> av, bv;
+          for (Value base : rowBase)
+            av.push_back(memref::LoadOp::create(
+                b, l, buf, ValueRange{idx(arith::AddIOp::create(b, l, base, kk))}));
+          Value kn = arith::MulIOp::create(b, l, kk, i32Const(b, l, n));
+          for (Value c : colIdx)
+            bv.push_back(memref::LoadOp::create(
+                b, l, buf, ValueRange{idx(arith::AddIOp::create(b, l, c, kn))}));
+          SmallVector<Value> acc = unpack(b, l, iter[0]);
+          for (int64_t r = 0; r < int64_t(acc.size()); ++r)
+            acc[r] = LLVM::FMAOp::create(b, l, av[rowOf[r]], bv[colOf[r]], acc[r]);
+          scf::YieldOp::create(
+              b, l, pack(b, l, cast<VectorType>(iter[0].getType()), acc));
+        });
+    rw.replaceOp(op, loop.getResult(0));
     return success();
+  }
+
+  /// Writes a laid-out tile row-major into `buf` at element `offset`.
+  void storeTile(OpBuilder &b, Location loc, KernelInfo &ki, Value buf,
+                 int64_t offset, LayoutAttr l, ArrayRef<int64_t> shape,
+                 Value vec) const {
+    Value r0 = threadCoord(b, loc, ki, l, 0), c0 = threadCoord(b, loc, ki, l, 1);
+    SmallVector<Value> vals = unpack(b, loc, vec);
+    for (int64_t r = 0; r < l.getNumRegs(); ++r) {
+      Value row = elementCoord(b, loc, r0, l, r, 0);
+      Value col = elementCoord(b, loc, c0, l, r, 1);
+      Value at = arith::AddIOp::create(
+          b, loc,
+          arith::AddIOp::create(
+              b, loc, arith::MulIOp::create(b, loc, row, i32Const(b, loc, shape[1])),
+              col),
+          i32Const(b, loc, offset));
+      memref::StoreOp::create(
+          b, loc, vals[r], buf,
+          ValueRange{arith::IndexCastOp::create(b, loc, b.getIndexType(), at)});
+    }
   }
 };
 } // namespace

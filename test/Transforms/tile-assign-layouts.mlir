@@ -1,0 +1,222 @@
+// RUN: tile-opt %s -split-input-file -verify-diagnostics -tile-assign-layouts | FileCheck %s
+
+// tile-assign-layouts gives every tile of a kernel a #tile.layout: the
+// mma.sync accumulator layout (warps stacked along rows) for 2-D tiles, its
+// row slice for 1-D tiles, mma operand layouts or FMA layouts for dot
+// operands, and explicit tile.convert_layout where an operand differs.
+
+// 2-D default: the m16n8 accumulator, repeated over columns by registers,
+// 4 warps (the default without tile.num_warps) along rows. 1-D default: the
+// row slice, with the column lanes replicated.
+// CHECK-LABEL: func.func @defaults
+// CHECK: tile.full 0.000000e+00 : f32 : <64x64xf32, #tile.layout<regs = {{\[}}[0, 1], [8, 0], [0, 8], [0, 16], [0, 32]], lanes = {{\[}}[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warps = {{\[}}[16, 0], [32, 0]]>>
+// CHECK: tile.iota : <64xi32, #tile.layout<regs = {{\[}}[8]], lanes = {{\[}}[0], [0], [1], [2], [4]], warps = {{\[}}[16], [32]]>>
+// CHECK-NOT: tile.convert_layout
+// CHECK: return
+func.func @defaults() attributes {tile.kernel} {
+  %0 = tile.full 0.0 : f32 : !tile.tile<64x64xf32>
+  %1 = tile.iota : !tile.tile<64xi32>
+  return
+}
+
+// -----
+
+// tile.num_warps sets the number of warp bases; a tile smaller than the
+// fragment has its lanes replicated (zero bases) and no extra registers.
+// CHECK-LABEL: func.func @two_warps_small_tile
+// CHECK: tile.full {{.*}} : <32x8xf32, #tile.layout<regs = {{\[}}[0, 1], [8, 0]], lanes = {{\[}}[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warps = {{\[}}[16, 0]]>>
+// CHECK: tile.full {{.*}} : <8x2xf32, #tile.layout<regs = {{\[}}[0, 1]], lanes = {{\[}}[0, 0], [0, 0], [1, 0], [2, 0], [4, 0]], warps = {{\[}}[0, 0]]>>
+func.func @two_warps_small_tile() attributes {tile.kernel, tile.num_warps = 2 : i64} {
+  %0 = tile.full 0.0 : f32 : !tile.tile<32x8xf32>
+  %1 = tile.full 0.0 : f32 : !tile.tile<8x2xf32>
+  return
+}
+
+// -----
+
+// Elementwise ops, splat, addptr, load and store share the default layout of
+// their shape; expand_dims takes the slice of its result's layout (axis 1:
+// the row layout, no conversion); broadcast takes the layout that makes it a
+// register copy; reduce yields the slice of its operand's layout.
+// CHECK-LABEL: func.func @rows_and_broadcast
+// CHECK: %[[IOTA:.*]] = tile.iota : <16xi32, [[ROW:#tile.layout<regs = \[\[8\]\], lanes = \[\[0\], \[0\], \[1\], \[2\], \[4\]\], warps = \[\]>]]>
+// CHECK: %[[COL:.*]] = tile.expand_dims %[[IOTA]] {axis = 1 : i32} : <16xi32, [[ROW]]> -> <16x1xi32, [[COL1:#tile.layout<regs = \[\[8, 0\]\], lanes = \[\[0, 0\], \[0, 0\], \[1, 0\], \[2, 0\], \[4, 0\]\], warps = \[\]>]]>
+// CHECK: %[[BC:.*]] = tile.broadcast %[[COL]] : <16x1xi32, [[COL1]]> -> <16x16xi32, [[ACC:#tile.layout<regs = \[\[0, 1\], \[8, 0\], \[0, 8\]\], lanes = \[\[0, 2\], \[0, 4\], \[1, 0\], \[2, 0\], \[4, 0\]\], warps = \[\]>]]>
+// CHECK: %[[SPLAT:.*]] = tile.splat %{{.*}} : <16x16x!tile.ptr<f32>, [[ACC]]>
+// CHECK: %[[PTRS:.*]] = tile.addptr %[[SPLAT]], %[[BC]] : !tile.tile<16x16x!tile.ptr<f32>, [[ACC]]>, !tile.tile<16x16xi32, [[ACC]]>
+// CHECK: %[[V:.*]] = tile.load %[[PTRS]] : <16x16x!tile.ptr<f32>, [[ACC]]> -> <16x16xf32, [[ACC]]>
+// CHECK: %[[E:.*]] = tile.exp2 %[[V]] : <16x16xf32, [[ACC]]>
+// CHECK: %[[R:.*]] = tile.reduce max %[[E]] {axis = 1 : i32} : <16x16xf32, [[ACC]]> -> <16xf32, [[ROW]]>
+// CHECK-NOT: tile.convert_layout
+// CHECK: tile.store %[[PTRS]], %[[E]] : <16x16x!tile.ptr<f32>, [[ACC]]>, <16x16xf32, [[ACC]]>
+func.func @rows_and_broadcast(%p: !tile.ptr<f32>) attributes {tile.kernel, tile.num_warps = 1 : i64} {
+  %0 = tile.iota : !tile.tile<16xi32>
+  %1 = tile.expand_dims %0 {axis = 1 : i32} : !tile.tile<16xi32> -> !tile.tile<16x1xi32>
+  %2 = tile.broadcast %1 : !tile.tile<16x1xi32> -> !tile.tile<16x16xi32>
+  %3 = tile.splat %p : !tile.tile<16x16x!tile.ptr<f32>>
+  %4 = tile.addptr %3, %2 : !tile.tile<16x16x!tile.ptr<f32>>, !tile.tile<16x16xi32>
+  %5 = tile.load %4 : !tile.tile<16x16x!tile.ptr<f32>> -> !tile.tile<16x16xf32>
+  %6 = tile.exp2 %5 : !tile.tile<16x16xf32>
+  %7 = tile.reduce max %6 {axis = 1 : i32} : !tile.tile<16x16xf32> -> !tile.tile<16xf32>
+  tile.store %4, %6 : !tile.tile<16x16x!tile.ptr<f32>>, !tile.tile<16x16xf32>
+  return
+}
+
+// -----
+
+// expand_dims along axis 0 needs the column slice of a [1, 64] tile, which
+// the 1-D default (rows) is not: a conversion is inserted on its operand.
+// The broadcast operand's layout drops the row bases (registers) and zeroes
+// the row lanes and warps (replication).
+// CHECK-LABEL: func.func @expand_axis0
+// CHECK: %[[IOTA:.*]] = tile.iota : <64xi32, [[ROW:#tile.layout<regs = \[\[8\]\], lanes = \[\[0\], \[0\], \[1\], \[2\], \[4\]\], warps = \[\[16\], \[32\]\]>]]>
+// CHECK: %[[CVT:.*]] = tile.convert_layout %[[IOTA]] : <64xi32, [[ROW]]> -> <64xi32, [[COLS:#tile.layout<regs = \[\[1\], \[8\], \[16\], \[32\]\], lanes = \[\[2\], \[4\], \[0\], \[0\], \[0\]\], warps = \[\[0\], \[0\]\]>]]>
+// CHECK: %[[E:.*]] = tile.expand_dims %[[CVT]] {axis = 0 : i32} : <64xi32, [[COLS]]> -> <1x64xi32, [[ROW1:#tile.layout<regs = \[\[0, 1\], \[0, 8\], \[0, 16\], \[0, 32\]\], lanes = \[\[0, 2\], \[0, 4\], \[0, 0\], \[0, 0\], \[0, 0\]\], warps = \[\[0, 0\], \[0, 0\]\]>]]>
+// CHECK: tile.broadcast %[[E]] : <1x64xi32, [[ROW1]]> -> <64x64xi32, #tile.layout<regs = {{\[}}[0, 1], [8, 0], [0, 8], [0, 16], [0, 32]], lanes = {{\[}}[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warps = {{\[}}[16, 0], [32, 0]]>>
+func.func @expand_axis0() attributes {tile.kernel} {
+  %0 = tile.iota : !tile.tile<64xi32>
+  %1 = tile.expand_dims %0 {axis = 0 : i32} : !tile.tile<64xi32> -> !tile.tile<1x64xi32>
+  %2 = tile.broadcast %1 : !tile.tile<1x64xi32> -> !tile.tile<64x64xi32>
+  return
+}
+
+// -----
+
+// bf16 dot: A (MxK) in the m16k16 operand layout, which is the default layout
+// of its shape (no conversion); B (KxN) in the k16n8 operand layout,
+// replicated over the warps (converted from its load); the accumulator and
+// the result in the accumulator layout, whose bases equal A's here.
+// CHECK-LABEL: func.func @dot_bf16
+// CHECK: %[[A:.*]] = tile.load %{{.*}} -> <64x16xbf16, [[OPA:#tile.layout<regs = \[\[0, 1\], \[8, 0\], \[0, 8\]\], lanes = \[\[0, 2\], \[0, 4\], \[1, 0\], \[2, 0\], \[4, 0\]\], warps = \[\[16, 0\], \[32, 0\]\]>]]>
+// CHECK: %[[B:.*]] = tile.load %{{.*}} -> <16x16xbf16, [[BDEF:#tile.layout<[^>]*>]]>
+// CHECK: %[[C:.*]] = tile.full 0.000000e+00 : f32 : <64x16xf32, [[OPA]]>
+// CHECK-NOT: tile.convert_layout %[[A]]
+// CHECK: %[[BC:.*]] = tile.convert_layout %[[B]] : <16x16xbf16, [[BDEF]]> -> <16x16xbf16, [[OPB:#tile.layout<regs = \[\[1, 0\], \[8, 0\], \[0, 8\]\], lanes = \[\[2, 0\], \[4, 0\], \[0, 1\], \[0, 2\], \[0, 4\]\], warps = \[\[0, 0\], \[0, 0\]\]>]]>
+// CHECK-NOT: tile.convert_layout
+// CHECK: tile.dot %[[A]], %[[BC]], %[[C]] : <64x16xbf16, [[OPA]]>, <16x16xbf16, [[OPB]]>, <64x16xf32, [[OPA]]>
+func.func @dot_bf16(%p: !tile.ptr<bf16>) attributes {tile.kernel, tile.num_warps = 4 : i64} {
+  %pa = tile.splat %p : !tile.tile<64x16x!tile.ptr<bf16>>
+  %a = tile.load %pa : !tile.tile<64x16x!tile.ptr<bf16>> -> !tile.tile<64x16xbf16>
+  %pb = tile.splat %p : !tile.tile<16x16x!tile.ptr<bf16>>
+  %b = tile.load %pb : !tile.tile<16x16x!tile.ptr<bf16>> -> !tile.tile<16x16xbf16>
+  %c = tile.full 0.0 : f32 : !tile.tile<64x16xf32>
+  %d = tile.dot %a, %b, %c : !tile.tile<64x16xbf16>, !tile.tile<16x16xbf16>, !tile.tile<64x16xf32>
+  return
+}
+
+// -----
+
+// IEEE fp32 dot: A holds, per accumulator row, the whole K extent in
+// registers (column lanes replicated); B holds per accumulator column the
+// whole K extent (row lanes replicated).
+// CHECK-LABEL: func.func @dot_f32_fma
+// CHECK: %[[A:.*]] = tile.load %{{.*}} -> <16x8xf32, [[ACC:#tile.layout<regs = \[\[0, 1\], \[8, 0\]\], lanes = \[\[0, 2\], \[0, 4\], \[1, 0\], \[2, 0\], \[4, 0\]\], warps = \[\]>]]>
+// CHECK: %[[B:.*]] = tile.load %{{.*}} -> <8x8xf32, [[BDEF:#tile.layout<[^>]*>]]>
+// CHECK: %[[C:.*]] = tile.full {{.*}} : <16x8xf32, [[ACC]]>
+// CHECK: %[[AC:.*]] = tile.convert_layout %[[A]] : <16x8xf32, [[ACC]]> -> <16x8xf32, [[FA:#tile.layout<regs = \[\[8, 0\], \[0, 1\], \[0, 2\], \[0, 4\]\], lanes = \[\[0, 0\], \[0, 0\], \[1, 0\], \[2, 0\], \[4, 0\]\], warps = \[\]>]]>
+// CHECK: %[[BC:.*]] = tile.convert_layout %[[B]] : <8x8xf32, [[BDEF]]> -> <8x8xf32, [[FB:#tile.layout<regs = \[\[0, 1\], \[1, 0\], \[2, 0\], \[4, 0\]\], lanes = \[\[0, 2\], \[0, 4\], \[0, 0\], \[0, 0\], \[0, 0\]\], warps = \[\]>]]>
+// CHECK: tile.dot %[[AC]], %[[BC]], %[[C]] : <16x8xf32, [[FA]]>, <8x8xf32, [[FB]]>, <16x8xf32, [[ACC]]>
+func.func @dot_f32_fma(%p: !tile.ptr<f32>) attributes {tile.kernel, tile.num_warps = 1 : i64} {
+  %pa = tile.splat %p : !tile.tile<16x8x!tile.ptr<f32>>
+  %a = tile.load %pa : !tile.tile<16x8x!tile.ptr<f32>> -> !tile.tile<16x8xf32>
+  %pb = tile.splat %p : !tile.tile<8x8x!tile.ptr<f32>>
+  %b = tile.load %pb : !tile.tile<8x8x!tile.ptr<f32>> -> !tile.tile<8x8xf32>
+  %c = tile.full 0.0 : f32 : !tile.tile<16x8xf32>
+  %d = tile.dot %a, %b, %c : !tile.tile<16x8xf32>, !tile.tile<8x8xf32>, !tile.tile<16x8xf32>
+  return
+}
+
+// -----
+
+// Loop-carried tiles take the default layout: the iter_args, the loop
+// results and the yielded values agree; a transposed value yielded into an
+// accumulator-layout iter_arg is converted before scf.yield.
+// CHECK-LABEL: func.func @loop_carried
+// CHECK: %[[INIT:.*]] = tile.full {{.*}} : <16x16xf32, [[ACC:#tile.layout<regs = \[\[0, 1\], \[8, 0\], \[0, 8\]\], lanes = \[\[0, 2\], \[0, 4\], \[1, 0\], \[2, 0\], \[4, 0\]\], warps = \[\]>]]>
+// CHECK: %[[M0:.*]] = tile.full {{.*}} : <16xf32, [[ROW:#tile.layout<regs = \[\[8\]\], lanes = \[\[0\], \[0\], \[1\], \[2\], \[4\]\], warps = \[\]>]]>
+// CHECK: scf.for {{.*}} iter_args(%[[ACCV:.*]] = %[[INIT]], %[[M:.*]] = %[[M0]]) -> (!tile.tile<16x16xf32, [[ACC]]>, !tile.tile<16xf32, [[ROW]]>)
+// CHECK: %[[T:.*]] = tile.trans %[[ACCV]] : <16x16xf32, [[ACC]]> -> <16x16xf32, [[TR:#tile.layout<regs = \[\[1, 0\], \[0, 8\], \[8, 0\]\], lanes = \[\[2, 0\], \[4, 0\], \[0, 1\], \[0, 2\], \[0, 4\]\], warps = \[\]>]]>
+// CHECK: %[[S:.*]] = tile.reduce sum %[[ACCV]] {axis = 1 : i32} : <16x16xf32, [[ACC]]> -> <16xf32, [[ROW]]>
+// CHECK: %[[MAX:.*]] = tile.max %[[M]], %[[S]] : <16xf32, [[ROW]]>
+// CHECK: %[[TC:.*]] = tile.convert_layout %[[T]] : <16x16xf32, [[TR]]> -> <16x16xf32, [[ACC]]>
+// CHECK: scf.yield %[[TC]], %[[MAX]] : !tile.tile<16x16xf32, [[ACC]]>, !tile.tile<16xf32, [[ROW]]>
+func.func @loop_carried(%n: i32) attributes {tile.kernel, tile.num_warps = 1 : i64} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %init = tile.full 0.0 : f32 : !tile.tile<16x16xf32>
+  %m0 = tile.full 0.0 : f32 : !tile.tile<16xf32>
+  %r:2 = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %init, %m = %m0) -> (!tile.tile<16x16xf32>, !tile.tile<16xf32>) : i32 {
+    %t = tile.trans %acc : !tile.tile<16x16xf32> -> !tile.tile<16x16xf32>
+    %s = tile.reduce sum %acc {axis = 1 : i32} : !tile.tile<16x16xf32> -> !tile.tile<16xf32>
+    %m2 = tile.max %m, %s : !tile.tile<16xf32>
+    scf.yield %t, %m2 : !tile.tile<16x16xf32>, !tile.tile<16xf32>
+  }
+  return
+}
+
+// -----
+
+// Functions without tile.kernel are left alone.
+// CHECK-LABEL: func.func @not_a_kernel
+// CHECK: tile.iota : <16xi32>
+func.func @not_a_kernel() {
+  %0 = tile.iota : !tile.tile<16xi32>
+  return
+}
+
+// -----
+
+func.func @non_power_of_two() attributes {tile.kernel} {
+  // expected-error @below {{tile shape [24] is not supported: tiles must have rank 1 or 2 and power-of-two dimensions}}
+  %0 = tile.iota : !tile.tile<24xi32>
+  return
+}
+
+// -----
+
+func.func @rank_three() attributes {tile.kernel} {
+  // expected-error @below {{tile shape [2, 4, 8] is not supported: tiles must have rank 1 or 2 and power-of-two dimensions}}
+  %0 = tile.full 0.0 : f32 : !tile.tile<2x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @mma_m_not_multiple_of_16() attributes {tile.kernel, tile.num_warps = 1 : i64} {
+  %a = tile.full 0.0 : bf16 : !tile.tile<8x16xbf16>
+  %b = tile.full 0.0 : bf16 : !tile.tile<16x8xbf16>
+  %c = tile.full 0.0 : f32 : !tile.tile<8x8xf32>
+  // expected-error @below {{tensor-core dot needs M % 16 == 0, N % 8 == 0 and K % 16 == 0, got M=8 N=8 K=16}}
+  %d = tile.dot %a, %b, %c : !tile.tile<8x16xbf16>, !tile.tile<16x8xbf16>, !tile.tile<8x8xf32>
+  return
+}
+
+// -----
+
+func.func @mma_k_not_multiple_of_16() attributes {tile.kernel, tile.num_warps = 1 : i64} {
+  %a = tile.full 0.0 : f16 : !tile.tile<16x8xf16>
+  %b = tile.full 0.0 : f16 : !tile.tile<8x8xf16>
+  %c = tile.full 0.0 : f32 : !tile.tile<16x8xf32>
+  // expected-error @below {{tensor-core dot needs M % 16 == 0, N % 8 == 0 and K % 16 == 0, got M=16 N=8 K=8}}
+  %d = tile.dot %a, %b, %c : !tile.tile<16x8xf16>, !tile.tile<8x8xf16>, !tile.tile<16x8xf32>
+  return
+}
+
+// -----
+
+func.func @tf32_unsupported() attributes {tile.kernel, tile.num_warps = 1 : i64} {
+  %a = tile.full 0.0 : f32 : !tile.tile<16x8xf32>
+  %b = tile.full 0.0 : f32 : !tile.tile<8x8xf32>
+  %c = tile.full 0.0 : f32 : !tile.tile<16x8xf32>
+  // expected-error @below {{allow_tf32 dots are not supported yet}}
+  %d = tile.dot %a, %b, %c {allow_tf32} : !tile.tile<16x8xf32>, !tile.tile<8x8xf32>, !tile.tile<16x8xf32>
+  return
+}
+
+// -----
+
+// expected-error @below {{NUM_WARPS must be a power of two in [1, 32], got 3}}
+func.func @three_warps() attributes {tile.kernel, tile.num_warps = 3 : i64} {
+  %0 = tile.iota : !tile.tile<16xi32>
+  return
+}

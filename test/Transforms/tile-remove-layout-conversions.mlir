@@ -1,0 +1,167 @@
+// RUN: tile-opt %s -split-input-file -tile-remove-layout-conversions | FileCheck %s
+
+// tile-remove-layout-conversions recomputes cheap producers (iota, full,
+// splat, elementwise ops, expand_dims, broadcast, a single-use load) in the
+// layout a tile.convert_layout asks for, and folds conversions of
+// conversions. What stays needs data movement between threads.
+
+// Two layouts of a 16-element vector over one warp: rows of the mma
+// accumulator (8 lanes, replicated over the other 4) and its columns.
+#row = #tile.layout<regs = [[8]], lanes = [[0], [0], [1], [2], [4]], warps = []>
+#col = #tile.layout<regs = [[1], [8]], lanes = [[2], [4], [0], [0], [0]], warps = []>
+
+// iota, splat and the add of both are recomputed in #col; nothing converts.
+// CHECK-LABEL: func.func @remat_iota_splat_elementwise
+// CHECK-SAME: (%[[X:.*]]: i32)
+// CHECK-NOT: tile.convert_layout
+// CHECK-DAG: %[[I:.*]] = tile.iota : <16xi32, [[COL:#tile.layout<regs = \[\[1\], \[8\]\], lanes = \[\[2\], \[4\], \[0\], \[0\], \[0\]\], warps = \[\]>]]>
+// CHECK-DAG: %[[S:.*]] = tile.splat %[[X]] : <16xi32, [[COL]]>
+// CHECK: %[[A:.*]] = tile.add %[[I]], %[[S]] : <16xi32, [[COL]]>
+// CHECK-NOT: tile.convert_layout
+// CHECK: return %[[A]]
+func.func @remat_iota_splat_elementwise(%x: i32) -> !tile.tile<16xi32, #col> {
+  %0 = tile.iota : !tile.tile<16xi32, #row>
+  %1 = tile.splat %x : !tile.tile<16xi32, #row>
+  %2 = tile.add %0, %1 : !tile.tile<16xi32, #row>
+  %3 = tile.convert_layout %2 : !tile.tile<16xi32, #row> -> !tile.tile<16xi32, #col>
+  return %3 : !tile.tile<16xi32, #col>
+}
+
+// -----
+
+#row = #tile.layout<regs = [[8]], lanes = [[0], [0], [1], [2], [4]], warps = []>
+#col = #tile.layout<regs = [[1], [8]], lanes = [[2], [4], [0], [0], [0]], warps = []>
+
+// A constant is rematerialised too (and a multi-use cheap value is cloned,
+// the original kept for its other user).
+// CHECK-LABEL: func.func @remat_shared_cheap_value
+// CHECK-DAG: %[[FR:.*]] = tile.full 1.000000e+00 : f32 : <16xf32, [[ROW:#tile.layout<regs = \[\[8\]\], lanes = \[\[0\], \[0\], \[1\], \[2\], \[4\]\], warps = \[\]>]]>
+// CHECK-DAG: %[[FC:.*]] = tile.full 1.000000e+00 : f32 : <16xf32, [[COL:#tile.layout<regs = \[\[1\], \[8\]\], lanes = \[\[2\], \[4\], \[0\], \[0\], \[0\]\], warps = \[\]>]]>
+// CHECK-DAG: %[[ER:.*]] = tile.exp %[[FR]] : <16xf32, [[ROW]]>
+// CHECK-DAG: %[[EC:.*]] = tile.exp %[[FC]] : <16xf32, [[COL]]>
+// CHECK-NOT: tile.convert_layout
+// CHECK: return %[[ER]], %[[EC]]
+func.func @remat_shared_cheap_value() -> (!tile.tile<16xf32, #row>, !tile.tile<16xf32, #col>) {
+  %0 = tile.full 1.0 : f32 : !tile.tile<16xf32, #row>
+  %1 = tile.exp %0 : !tile.tile<16xf32, #row>
+  %2 = tile.convert_layout %1 : !tile.tile<16xf32, #row> -> !tile.tile<16xf32, #col>
+  return %1, %2 : !tile.tile<16xf32, #row>, !tile.tile<16xf32, #col>
+}
+
+// -----
+
+#row = #tile.layout<regs = [[8]], lanes = [[0], [0], [1], [2], [4]], warps = []>
+#col = #tile.layout<regs = [[1], [8]], lanes = [[2], [4], [0], [0], [0]], warps = []>
+
+// A load with one use is issued directly in the wanted layout, and so are
+// its pointer computation and mask.
+// CHECK-LABEL: func.func @sink_into_single_use_load
+// CHECK-SAME: (%[[P:.*]]: !tile.ptr<f32>, %[[N:.*]]: i32)
+// CHECK-NOT: tile.convert_layout
+// CHECK-DAG: %[[I:.*]] = tile.iota : <16xi32, [[COL:#tile.layout<regs = \[\[1\], \[8\]\], lanes = \[\[2\], \[4\], \[0\], \[0\], \[0\]\], warps = \[\]>]]>
+// CHECK-DAG: %[[S:.*]] = tile.splat %[[P]] : <16x!tile.ptr<f32>, [[COL]]>
+// CHECK-DAG: %[[PTRS:.*]] = tile.addptr %[[S]], %[[I]] : !tile.tile<16x!tile.ptr<f32>, [[COL]]>, !tile.tile<16xi32, [[COL]]>
+// CHECK-DAG: %[[NS:.*]] = tile.splat %[[N]] : <16xi32, [[COL]]>
+// CHECK-DAG: %[[M:.*]] = tile.cmp lt %[[I]], %[[NS]] : <16xi32, [[COL]]> -> <16xi1, [[COL]]>
+// CHECK: %[[L:.*]] = tile.load %[[PTRS]], %[[M]] : <16x!tile.ptr<f32>, [[COL]]>, !tile.tile<16xi1, [[COL]]> -> <16xf32, [[COL]]>
+// CHECK-NOT: tile.convert_layout
+// CHECK: return %[[L]]
+func.func @sink_into_single_use_load(%p: !tile.ptr<f32>, %n: i32) -> !tile.tile<16xf32, #col> {
+  %0 = tile.iota : !tile.tile<16xi32, #row>
+  %1 = tile.splat %p : !tile.tile<16x!tile.ptr<f32>, #row>
+  %2 = tile.addptr %1, %0 : !tile.tile<16x!tile.ptr<f32>, #row>, !tile.tile<16xi32, #row>
+  %3 = tile.splat %n : !tile.tile<16xi32, #row>
+  %4 = tile.cmp lt %0, %3 : !tile.tile<16xi32, #row> -> !tile.tile<16xi1, #row>
+  %5 = tile.load %2, %4 : !tile.tile<16x!tile.ptr<f32>, #row>, !tile.tile<16xi1, #row> -> !tile.tile<16xf32, #row>
+  %6 = tile.convert_layout %5 : !tile.tile<16xf32, #row> -> !tile.tile<16xf32, #col>
+  return %6 : !tile.tile<16xf32, #col>
+}
+
+// -----
+
+#row = #tile.layout<regs = [[8]], lanes = [[0], [0], [1], [2], [4]], warps = []>
+#col = #tile.layout<regs = [[1], [8]], lanes = [[2], [4], [0], [0], [0]], warps = []>
+
+// A load with two uses is not duplicated (that would read memory twice):
+// its conversion stays.
+// CHECK-LABEL: func.func @multi_use_load_keeps_conversion
+// CHECK: %[[L:.*]] = tile.load %{{.*}} : <16x!tile.ptr<f32>, [[ROW:#tile.layout<regs = \[\[8\]\], lanes = \[\[0\], \[0\], \[1\], \[2\], \[4\]\], warps = \[\]>]]> -> <16xf32, [[ROW]]>
+// CHECK-NOT: tile.load
+// CHECK: %[[C:.*]] = tile.convert_layout %[[L]] : <16xf32, [[ROW]]> -> <16xf32, #tile.layout<regs = {{\[}}[1], [8]], lanes = {{\[}}[2], [4], [0], [0], [0]], warps = []>>
+// CHECK: tile.store %{{.*}}, %[[L]]
+// CHECK: return %[[C]]
+func.func @multi_use_load_keeps_conversion(%p: !tile.ptr<f32>) -> !tile.tile<16xf32, #col> {
+  %0 = tile.iota : !tile.tile<16xi32, #row>
+  %1 = tile.splat %p : !tile.tile<16x!tile.ptr<f32>, #row>
+  %2 = tile.addptr %1, %0 : !tile.tile<16x!tile.ptr<f32>, #row>, !tile.tile<16xi32, #row>
+  %3 = tile.load %2 : !tile.tile<16x!tile.ptr<f32>, #row> -> !tile.tile<16xf32, #row>
+  %4 = tile.convert_layout %3 : !tile.tile<16xf32, #row> -> !tile.tile<16xf32, #col>
+  tile.store %2, %3 : !tile.tile<16x!tile.ptr<f32>, #row>, !tile.tile<16xf32, #row>
+  return %4 : !tile.tile<16xf32, #col>
+}
+
+// -----
+
+#row = #tile.layout<regs = [[8]], lanes = [[0], [0], [1], [2], [4]], warps = []>
+#col = #tile.layout<regs = [[1], [8]], lanes = [[2], [4], [0], [0], [0]], warps = []>
+#rep = #tile.layout<regs = [[1], [2], [4], [8]], lanes = [[0], [0], [0], [0], [0]], warps = []>
+
+// convert(convert(x)) is one conversion from x; a round trip is x itself.
+// CHECK-LABEL: func.func @convert_of_convert
+// CHECK-SAME: (%[[X:[^:]*]]: !tile.tile
+// CHECK: %[[C:.*]] = tile.convert_layout %[[X]] : <16xf32, #tile.layout<regs = {{\[}}[8]], {{.*}}>> -> <16xf32, #tile.layout<regs = {{\[}}[1], [2], [4], [8]], lanes = {{\[}}[0], [0], [0], [0], [0]], warps = []>>
+// CHECK-NOT: tile.convert_layout
+// CHECK: return %[[C]], %[[X]]
+func.func @convert_of_convert(%x: !tile.tile<16xf32, #row>) -> (!tile.tile<16xf32, #rep>, !tile.tile<16xf32, #row>) {
+  %0 = tile.convert_layout %x : !tile.tile<16xf32, #row> -> !tile.tile<16xf32, #col>
+  %1 = tile.convert_layout %0 : !tile.tile<16xf32, #col> -> !tile.tile<16xf32, #rep>
+  %2 = tile.convert_layout %0 : !tile.tile<16xf32, #col> -> !tile.tile<16xf32, #row>
+  return %1, %2 : !tile.tile<16xf32, #rep>, !tile.tile<16xf32, #row>
+}
+
+// -----
+
+#acc = #tile.layout<regs = [[0, 1], [8, 0], [0, 8]], lanes = [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warps = []>
+#tr = #tile.layout<regs = [[1, 0], [0, 8], [8, 0]], lanes = [[2, 0], [4, 0], [0, 1], [0, 2], [0, 4]], warps = []>
+#col1 = #tile.layout<regs = [[8, 0]], lanes = [[0, 0], [0, 0], [1, 0], [2, 0], [4, 0]], warps = []>
+#row = #tile.layout<regs = [[8]], lanes = [[0], [0], [1], [2], [4]], warps = []>
+
+// Through broadcast and expand_dims: the operands take the layouts that make
+// them register copies of the wanted result (the broadcast source drops the
+// column bases, expand_dims takes the slice).
+// CHECK-LABEL: func.func @remat_through_broadcast
+// CHECK-NOT: tile.convert_layout
+// CHECK: %[[I:.*]] = tile.iota : <16xi32, [[V:#tile.layout<regs = \[\[1\], \[8\]\], lanes = \[\[2\], \[4\], \[0\], \[0\], \[0\]\], warps = \[\]>]]>
+// CHECK: %[[E:.*]] = tile.expand_dims %[[I]] {axis = 1 : i32} : <16xi32, [[V]]> -> <16x1xi32, [[V2:#tile.layout<regs = \[\[1, 0\], \[8, 0\]\], lanes = \[\[2, 0\], \[4, 0\], \[0, 0\], \[0, 0\], \[0, 0\]\], warps = \[\]>]]>
+// CHECK: %[[B:.*]] = tile.broadcast %[[E]] : <16x1xi32, [[V2]]> -> <16x16xi32, #tile.layout<regs = {{\[}}[1, 0], [0, 8], [8, 0]], lanes = {{\[}}[2, 0], [4, 0], [0, 1], [0, 2], [0, 4]], warps = []>>
+// CHECK-NOT: tile.convert_layout
+// CHECK: return %[[B]]
+func.func @remat_through_broadcast() -> !tile.tile<16x16xi32, #tr> {
+  %0 = tile.iota : !tile.tile<16xi32, #row>
+  %1 = tile.expand_dims %0 {axis = 1 : i32} : !tile.tile<16xi32, #row> -> !tile.tile<16x1xi32, #col1>
+  %2 = tile.broadcast %1 : !tile.tile<16x1xi32, #col1> -> !tile.tile<16x16xi32, #acc>
+  %3 = tile.convert_layout %2 : !tile.tile<16x16xi32, #acc> -> !tile.tile<16x16xi32, #tr>
+  return %3 : !tile.tile<16x16xi32, #tr>
+}
+
+// -----
+
+#acc = #tile.layout<regs = [[0, 1], [8, 0], [0, 8]], lanes = [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warps = []>
+#row = #tile.layout<regs = [[8]], lanes = [[0], [0], [1], [2], [4]], warps = []>
+#col = #tile.layout<regs = [[1], [8]], lanes = [[2], [4], [0], [0], [0]], warps = []>
+
+// A reduction is not recomputed: its conversion stays, and so does the
+// conversion of an elementwise op that depends on it (only the conversion
+// moves above the elementwise op).
+// CHECK-LABEL: func.func @reduce_result_keeps_conversion
+// CHECK: %[[R:.*]] = tile.reduce max %{{.*}} {axis = 1 : i32} : <16x16xf32, {{.*}}> -> <16xf32, [[ROW:#tile.layout<regs = \[\[8\]\][^>]*>]]>
+// CHECK: %[[C:.*]] = tile.convert_layout %[[R]] : <16xf32, [[ROW]]> -> <16xf32, [[COL:#tile.layout<regs = \[\[1\], \[8\]\][^>]*>]]>
+// CHECK: %[[E:.*]] = tile.exp2 %[[C]] : <16xf32, [[COL]]>
+// CHECK-NOT: tile.convert_layout
+// CHECK: return %[[E]]
+func.func @reduce_result_keeps_conversion(%s: !tile.tile<16x16xf32, #acc>) -> !tile.tile<16xf32, #col> {
+  %0 = tile.reduce max %s {axis = 1 : i32} : !tile.tile<16x16xf32, #acc> -> !tile.tile<16xf32, #row>
+  %1 = tile.exp2 %0 : !tile.tile<16xf32, #row>
+  %2 = tile.convert_layout %1 : !tile.tile<16xf32, #row> -> !tile.tile<16xf32, #col>
+  return %2 : !tile.tile<16xf32, #col>
+}
