@@ -94,7 +94,9 @@ struct Assigner {
       if (elt.isF32())
         return dot.emitError("allow_tf32 dots are not supported yet");
       require(dot, 0, getDotOperandLayout(ctx, a.getShape(), numWarps, 0));
-      require(dot, 1, getDotOperandLayout(ctx, b.getShape(), numWarps, 1));
+      // B is staged through shared memory by the lowering (ldmatrix), so
+      // it keeps its default layout: no copy per warp in registers.
+      require(dot, 1, defaultFor(b));
     } else {
       // IEEE fp32: the lowering stages both operands in shared memory.
       require(dot, 0, defaultFor(a));

@@ -9,7 +9,7 @@ def TileAssignLayouts : Pass<"tile-assign-layouts", "mlir::ModuleOp"> {
   let description = [{
     Pipeline stage 4. Every tile value gets a distribution over the threads
     of the program: the mma.sync accumulator layout for 2-D tiles, its row
-    slice for 1-D tiles, the mma operand layouts for f16/bf16 `dot` operands (f32
+    slice for 1-D tiles, the mma A-fragment layout for f16/bf16 `dot` A operands (B and f32
     operands keep the default layout: the IEEE fp32 product reads them from
     shared memory), the slice of its consumer for
     `expand_dims` and `broadcast` operands. Where an op needs another layout

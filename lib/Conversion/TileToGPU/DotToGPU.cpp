@@ -1,9 +1,11 @@
 //===- DotToGPU.cpp - tile.dot on tensor cores or FMA ---------------------===//
 //
-// f16/bf16: operands arrive in the mma.sync m16n8k16 operand layouts and the
-// accumulator in the C-fragment layout (tile-assign-layouts), so each
-// (16x8 fragment, 16-wide k step) is one nvvm.mma.sync on registers the
-// thread already holds. f32: operands keep their default layouts, stage A and B in shared memory and
+// f16/bf16: A arrives in the mma.sync m16n8k16 A-fragment layout and the
+// accumulator in the C-fragment layout (tile-assign-layouts), so A and C
+// stay in registers (P never leaves them between the two GEMMs of
+// attention); B is staged in padded shared memory and each (k16, n8)
+// fragment is read once with ldmatrix.trans, then each (16x8 fragment,
+// k step) is one nvvm.mma.sync. f32: operands keep their default layouts, stage A and B in shared memory and
 // chain IEEE fp32 FMAs in a loop over k.
 //
 //===----------------------------------------------------------------------===//
@@ -51,45 +53,79 @@ struct DotLowering : TilePattern<DotOp> {
     Location loc = op.getLoc();
     LayoutAttr la = layoutOf(op.getA()), lb = layoutOf(op.getB()),
                lc = layoutOf(op.getAcc());
-    RegIndex ia(la), ib(lb), ic(lc);
-    int64_t kSize = cast<TileType>(op.getA().getType()).getDimSize(1);
+    RegIndex ia(la);
+    auto tb = cast<TileType>(op.getB().getType());
+    int64_t kSize = tb.getDimSize(0), nSize = tb.getDimSize(1);
     SmallVector<Value> av = unpack(rw, loc, a.getA());
-    SmallVector<Value> bv = unpack(rw, loc, a.getB());
     SmallVector<Value> cv = unpack(rw, loc, a.getAcc());
+    KernelInfo &ki = kernel(op);
+
+    // B goes to shared memory as [K][N + 8]: the 16-byte row padding puts
+    // the 8 rows an ldmatrix reads in different banks.
+    int64_t ld = nSize + 8;
+    Value buf = sharedBuffer(rw, loc, ki, elt, kSize * ld);
+    gpu::BarrierOp::create(rw, loc);
+    storeTile(rw, loc, ki, buf, 0, lb, tb.getShape(), a.getB(), ld);
+    gpu::BarrierOp::create(rw, loc);
+    Value base = arith::IndexCastOp::create(
+        rw, loc, rw.getI32Type(),
+        memref::ExtractAlignedPointerAsIndexOp::create(rw, loc, buf));
+    // Lanes 0-15 give the row addresses of the two 8x8 matrices.
+    Value laneRow = arith::AndIOp::create(rw, loc, ki.lane, i32Const(rw, loc, 15));
+    Value laneByte = arith::MulIOp::create(rw, loc, laneRow,
+                                           i32Const(rw, loc, ld * 2));
+    Value rowBase = arith::AddIOp::create(rw, loc, base, laneByte);
 
     bool bf16 = elt.isBF16();
-    Type pairType = bf16 ? Type(rw.getI32Type())
-                         : Type(VectorType::get({2}, rw.getF16Type()));
+    auto i32 = rw.getI32Type();
+    auto asOperand = [&](Value packed) -> Value {
+      if (bf16)
+        return packed;
+      return LLVM::BitcastOp::create(rw, loc, VectorType::get({2}, elt), packed);
+    };
     auto pair = [&](SmallVector<Value> &vals, int64_t r0, int64_t r1) -> Value {
       Value v = vector::FromElementsOp::create(
           rw, loc, VectorType::get({2}, elt), ValueRange{vals[r0], vals[r1]});
-      if (bf16)
-        v = LLVM::BitcastOp::create(rw, loc, rw.getI32Type(), v);
-      return v;
+      return bf16 ? Value(LLVM::BitcastOp::create(rw, loc, i32, v)) : v;
     };
-    (void)pairType;
+    auto pairTy = LLVM::LLVMStructType::getLiteral(rw.getContext(), {i32, i32});
+    llvm::DenseMap<int64_t, std::pair<Value, Value>> bFrags;
+    // B fragment (k0..k0+15, n0..n0+7): ldmatrix.x2.trans of rows k0..k0+15.
+    auto bFrag = [&](int64_t k0, int64_t n0) {
+      auto [it, fresh] = bFrags.try_emplace(k0 * 65536 + n0);
+      if (fresh) {
+        Value addr = arith::AddIOp::create(
+            rw, loc, rowBase, i32Const(rw, loc, (k0 * ld + n0) * 2));
+        Value res = ptx(rw, loc, pairTy, addr,
+                        "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 "
+                        "{$0, $1}, [$2];",
+                        "=r,=r,r");
+        it->second = {asOperand(LLVM::ExtractValueOp::create(rw, loc, res, 0)),
+                      asOperand(LLVM::ExtractValueOp::create(rw, loc, res, 1))};
+      }
+      return it->second;
+    };
     auto f32 = rw.getF32Type();
     auto resTy = LLVM::LLVMStructType::getLiteral(rw.getContext(),
                                                   {f32, f32, f32, f32});
     NVVM::MMATypes mt = bf16 ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
 
-    for (int64_t r = 0; r < lc.getNumRegs(); r += 4) {
-      SmallVector<int64_t> o = regCoords(lc, r);
-      int64_t m0 = o[0], n0 = o[1];
-      int64_t c[4] = {r, r + 1, r + 2, r + 3};
-      for (int64_t k0 = 0; k0 < kSize; k0 += 16) {
+    for (int64_t k0 = 0; k0 < kSize; k0 += 16) {
+      for (int64_t r = 0; r < lc.getNumRegs(); r += 4) {
+        SmallVector<int64_t> o = regCoords(lc, r);
+        int64_t m0 = o[0], n0 = o[1];
+        int64_t c[4] = {r, r + 1, r + 2, r + 3};
         int64_t ar[8] = {ia.at(m0, k0),         ia.at(m0, k0 + 1),
                          ia.at(m0 + 8, k0),     ia.at(m0 + 8, k0 + 1),
                          ia.at(m0, k0 + 8),     ia.at(m0, k0 + 9),
                          ia.at(m0 + 8, k0 + 8), ia.at(m0 + 8, k0 + 9)};
-        int64_t br[4] = {ib.at(k0, n0), ib.at(k0 + 1, n0), ib.at(k0 + 8, n0),
-                         ib.at(k0 + 9, n0)};
-        if (llvm::is_contained(ar, -1) || llvm::is_contained(br, -1))
-          return op.emitError("dot operands are not in mma.sync layouts; run "
-                              "tile-assign-layouts");
+        if (llvm::is_contained(ar, -1))
+          return op.emitError("dot operand A is not in the mma.sync layout; "
+                              "run tile-assign-layouts");
         SmallVector<Value> A = {pair(av, ar[0], ar[1]), pair(av, ar[2], ar[3]),
                                 pair(av, ar[4], ar[5]), pair(av, ar[6], ar[7])};
-        SmallVector<Value> B = {pair(bv, br[0], br[1]), pair(bv, br[2], br[3])};
+        auto [b0, b1] = bFrag(k0, n0);
+        SmallVector<Value> B = {b0, b1};
         SmallVector<Value> C = {cv[c[0]], cv[c[1]], cv[c[2]], cv[c[3]]};
         auto mma = NVVM::MmaOp::create(
             rw, loc, resTy, A, B, C, ArrayRef<int64_t>{16, 8, 16},
@@ -180,7 +216,9 @@ struct DotLowering : TilePattern<DotOp> {
   /// Writes a laid-out tile row-major into `buf` at element `offset`.
   void storeTile(OpBuilder &b, Location loc, KernelInfo &ki, Value buf,
                  int64_t offset, LayoutAttr l, ArrayRef<int64_t> shape,
-                 Value vec) const {
+                 Value vec, int64_t rowStride = 0) const {
+    if (!rowStride)
+      rowStride = shape[1];
     Value r0 = threadCoord(b, loc, ki, l, 0), c0 = threadCoord(b, loc, ki, l, 1);
     SmallVector<Value> vals = unpack(b, loc, vec);
     for (int64_t r = 0; r < l.getNumRegs(); ++r) {
@@ -189,7 +227,7 @@ struct DotLowering : TilePattern<DotOp> {
       Value at = arith::AddIOp::create(
           b, loc,
           arith::AddIOp::create(
-              b, loc, arith::MulIOp::create(b, loc, row, i32Const(b, loc, shape[1])),
+              b, loc, arith::MulIOp::create(b, loc, row, i32Const(b, loc, rowStride)),
               col),
           i32Const(b, loc, offset));
       memref::StoreOp::create(

@@ -1,0 +1,72 @@
+//===- Cases.h - flash_fwd parity cases on the GPU ---------------*- C++ -*-===//
+//
+// One case: fresh seeded inputs, the fp64 reference, then for each variant
+// (JIT, AOT) 5 launches into NaN-poisoned outputs with guard rows after them,
+// checked for accuracy, full coverage, untouched guards and bitwise
+// repeatability. One result line per variant.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "Reference.h"
+
+#include "tile/JIT.h"
+#include "tile/Runtime.h"
+
+#include <random>
+#include <string>
+#include <vector>
+
+namespace tilegpu {
+
+constexpr int kRepeats = 5;
+
+struct Config {
+  DType dtype;
+  bool causal;
+  int d;
+  /// "bf16_causal_d128".
+  std::string name() const;
+  tile::Defines defines() const;
+  double tolerance() const { return dtype == DType::F32 ? 1e-5 : 1e-2; }
+  double lseTolerance() const { return dtype == DType::F32 ? 1e-5 : 1e-3; }
+};
+
+/// One way of getting the kernel: "JIT" or "AOT".
+struct Variant {
+  std::string path;
+  tile::Kernel kernel;
+  std::string ptx;
+  int bm = 0; ///< rows per program, from the manifest
+};
+
+struct Totals {
+  int cases = 0, failed = 0;
+  std::vector<std::string> failures;
+  bool fatal = false; ///< a launch fault: the context is unusable
+};
+
+struct CaseSpec {
+  Problem p;
+  float qScale = 1.0f; ///< > 1: the large-logit case (FlashAttention's rule)
+  std::string label;   ///< extra words for the result line
+};
+
+/// BM from the manifest (needed for the grid); false with `error` set.
+bool blockRows(const tile::Manifest &m, int &bm, std::string &error);
+
+/// Prints "<line> PASS|FAIL (why)" and counts it.
+void report(Totals &totals, const std::string &line, bool pass,
+            const std::string &why);
+
+/// Runs `spec` through every variant (see the file comment).
+void runCase(const tile::Device &dev, std::vector<Variant *> variants,
+             const Config &c, const CaseSpec &spec, std::mt19937_64 &rng,
+             Totals &totals);
+
+/// seqlen 0 through the runtime: a grid with a zero dimension launches
+/// nothing and writes nothing.
+void runEmptyGrid(const tile::Device &dev, Variant &var, const Config &c,
+                  Totals &totals);
+
+} // namespace tilegpu
