@@ -130,6 +130,58 @@ LayoutAttr mlir::tile::getDotOperandLayout(MLIRContext *ctx,
   return b.get(ctx);
 }
 
+LayoutAttr mlir::tile::getBlockedLayout(MLIRContext *ctx,
+                                        ArrayRef<int64_t> shape,
+                                        int64_t numWarps, unsigned dim,
+                                        int64_t vec) {
+  unsigned rank = shape.size();
+  LayoutBuilder b{shape};
+  auto along = [&](unsigned d, int64_t v) {
+    Basis x(rank, 0);
+    x[d] = v;
+    return x;
+  };
+  int64_t c = 1;
+  for (; c < vec && c < shape[dim]; c *= 2)
+    b.reg(along(dim, c));
+  // Lanes: along `dim` while it lasts, then along the other dimension.
+  unsigned other = rank == 2 ? 1 - dim : dim;
+  int64_t o = rank == 2 ? 1 : c;
+  for (int i = 0; i < 5; ++i) {
+    if (c < shape[dim]) {
+      b.lane(along(dim, c));
+      c *= 2;
+    } else {
+      b.lane(along(other, o));
+      o *= 2;
+    }
+  }
+  for (unsigned i = 0; i < warpBits(numWarps); ++i) {
+    if (rank == 2 && o < shape[other]) {
+      b.warp(along(other, o));
+      o *= 2;
+    } else {
+      b.warp(along(dim, c));
+      c *= 2;
+    }
+  }
+  b.fill({dim, other});
+  return b.get(ctx);
+}
+
+int64_t mlir::tile::leadingRegsAlong(LayoutAttr l, unsigned dim) {
+  unsigned rank = l.getRank();
+  int64_t n = 1;
+  for (unsigned i = 0; i < l.getNumRegBits(); ++i) {
+    Basis b = basisAt(l.getRegs(), rank, i);
+    for (unsigned d = 0; d < rank; ++d)
+      if (b[d] != (d == dim ? n : 0))
+        return n;
+    n *= 2;
+  }
+  return n;
+}
+
 LayoutAttr mlir::tile::getDefaultLayout(MLIRContext *ctx,
                                         ArrayRef<int64_t> shape,
                                         int64_t numWarps) {

@@ -30,6 +30,13 @@ LayoutAttr getAccumulatorLayout(MLIRContext *ctx, ArrayRef<int64_t> shape,
 /// mma.sync m16n8k16 operand layouts: opIdx 0 is A (MxK), 1 is B (KxN).
 LayoutAttr getDotOperandLayout(MLIRContext *ctx, ArrayRef<int64_t> shape,
                                int64_t numWarps, unsigned opIdx);
+/// Coalesced layout for global memory: each thread holds `vec` consecutive
+/// elements along `dim`, consecutive lanes hold consecutive vectors along
+/// `dim`, warps split the other dimension.
+LayoutAttr getBlockedLayout(MLIRContext *ctx, ArrayRef<int64_t> shape,
+                            int64_t numWarps, unsigned dim, int64_t vec);
+/// How many leading register bases of `l` are 1, 2, 4, … along `dim`.
+int64_t leadingRegsAlong(LayoutAttr l, unsigned dim);
 /// The default layout of a tile of this shape.
 LayoutAttr getDefaultLayout(MLIRContext *ctx, ArrayRef<int64_t> shape,
                             int64_t numWarps);

@@ -59,7 +59,10 @@ private:
 /// A value or an error message. Converts to true when it holds a value.
 template <typename T> class [[nodiscard]] Expected {
 public:
-  Expected(T value) : value_(std::move(value)) {}
+  // T&& (not T by value), so that `return local;` moves on every C++17
+  // compiler, move-only T included.
+  Expected(T &&value) : value_(std::move(value)) {}
+  Expected(const T &value) : value_(value) {}
   /// From a failed Status (a successful one is a programming error and is
   /// turned into an error too, so that it cannot be mistaken for a value).
   Expected(Status status)

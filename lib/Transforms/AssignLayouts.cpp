@@ -9,6 +9,7 @@
 #include "lib/Transforms/Passes.h"
 
 #include "dialects/tile/TileLayout.h"
+#include "lib/Analysis/AxisInfo.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -31,6 +32,17 @@ namespace {
 struct Assigner {
   int64_t numWarps;
   MLIRContext *ctx;
+  const AxisAnalysis &axes;
+
+  /// 2-D loads along a contiguous dimension read 16 bytes per thread.
+  LayoutAttr loadLayout(LoadOp ld) const {
+    auto t = cast<TileType>(ld.getType());
+    std::optional<unsigned> dim = axes.contiguousDim(ld.getPtr());
+    if (t.getRank() != 2 || !dim || t.getElementType().isInteger(1))
+      return defaultFor(t);
+    int64_t vec = std::max<int64_t>(1, 128 / t.getElementTypeBitWidth());
+    return getBlockedLayout(ctx, t.getShape(), numWarps, *dim, vec);
+  }
 
   LayoutAttr defaultFor(TileType t) const {
     return getDefaultLayout(ctx, t.getShape(), numWarps);
@@ -94,9 +106,8 @@ struct Assigner {
       if (elt.isF32())
         return dot.emitError("allow_tf32 dots are not supported yet");
       require(dot, 0, getDotOperandLayout(ctx, a.getShape(), numWarps, 0));
-      // B is staged through shared memory by the lowering (ldmatrix), so
-      // it keeps its default layout: no copy per warp in registers.
-      require(dot, 1, defaultFor(b));
+      // B is staged through shared memory by the lowering (ldmatrix) from
+      // whatever layout it has: no copy per warp in registers.
     } else {
       // IEEE fp32: the lowering stages both operands in shared memory.
       require(dot, 0, defaultFor(a));
@@ -112,6 +123,10 @@ struct Assigner {
       return failure();
     return TypeSwitch<Operation *, LogicalResult>(op)
         .Case([&](DotOp dot) { return visitDot(dot); })
+        .Case([&](LoadOp ld) {
+          uniform(ld, loadLayout(ld));
+          return success();
+        })
         .Case([&](ExpandDimsOp e) {
           LayoutAttr r = defaultFor(e.getType());
           require(e, 0, sliceLayout(r, e.getAxis()));
@@ -189,7 +204,8 @@ struct AssignLayoutsPass
                        << w;
         return signalPassFailure();
       }
-      Assigner a{w, fn.getContext()};
+      AxisAnalysis axes(fn);
+      Assigner a{w, fn.getContext(), axes};
       // Pre-order: operands are visited before their users, loops before
       // their bodies (so iter_args are typed before body ops read them).
       WalkResult r = fn.walk<WalkOrder::PreOrder>([&](Operation *op) {

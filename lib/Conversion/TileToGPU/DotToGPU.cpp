@@ -60,22 +60,35 @@ struct DotLowering : TilePattern<DotOp> {
     SmallVector<Value> cv = unpack(rw, loc, a.getAcc());
     KernelInfo &ki = kernel(op);
 
-    // B goes to shared memory as [K][N + 8]: the 16-byte row padding puts
-    // the 8 rows an ldmatrix reads in different banks.
-    int64_t ld = nSize + 8;
-    Value buf = sharedBuffer(rw, loc, ki, elt, kSize * ld);
+    // B goes to shared memory row-major along the dimension its registers
+    // run along ([N][K + 8] when they run along K, else [K][N + 8]); the
+    // 16-byte row padding puts the 8 rows an ldmatrix reads in different
+    // banks.
+    bool kMajor = leadingRegsAlong(lb, 0) > 1;
+    int64_t ld = (kMajor ? kSize : nSize) + 8;
+    Value buf = sharedBuffer(rw, loc, ki, elt, (kMajor ? nSize : kSize) * ld);
     gpu::BarrierOp::create(rw, loc);
-    storeTile(rw, loc, ki, buf, 0, lb, tb.getShape(), a.getB(), ld);
+    storeTile(rw, loc, ki, buf, 0, lb, tb.getShape(), a.getB(), ld, kMajor);
     gpu::BarrierOp::create(rw, loc);
     Value base = arith::IndexCastOp::create(
         rw, loc, rw.getI32Type(),
         memref::ExtractAlignedPointerAsIndexOp::create(rw, loc, buf));
-    // Lanes 0-15 give the row addresses of the two 8x8 matrices.
-    Value laneRow = arith::AndIOp::create(rw, loc, ki.lane, i32Const(rw, loc, 15));
-    Value laneByte = arith::MulIOp::create(rw, loc, laneRow,
-                                           i32Const(rw, loc, ld * 2));
-    Value rowBase = arith::AddIOp::create(rw, loc, base, laneByte);
-
+    // The row address each lane gives ldmatrix: lanes 0-7 the rows of the
+    // first 8x8 matrix, lanes 8-15 those of the second (k + 8).
+    Value laneOffset;
+    if (kMajor) {
+      Value row = arith::AndIOp::create(rw, loc, ki.lane, i32Const(rw, loc, 7));
+      Value half = arith::AndIOp::create(
+          rw, loc, arith::ShRUIOp::create(rw, loc, ki.lane, i32Const(rw, loc, 3)),
+          i32Const(rw, loc, 1));
+      laneOffset = arith::AddIOp::create(
+          rw, loc, arith::MulIOp::create(rw, loc, row, i32Const(rw, loc, ld * 2)),
+          arith::MulIOp::create(rw, loc, half, i32Const(rw, loc, 16)));
+    } else {
+      Value row = arith::AndIOp::create(rw, loc, ki.lane, i32Const(rw, loc, 15));
+      laneOffset = arith::MulIOp::create(rw, loc, row, i32Const(rw, loc, ld * 2));
+    }
+    Value rowBase = arith::AddIOp::create(rw, loc, base, laneOffset);
     bool bf16 = elt.isBF16();
     auto i32 = rw.getI32Type();
     auto asOperand = [&](Value packed) -> Value {
@@ -90,15 +103,19 @@ struct DotLowering : TilePattern<DotOp> {
     };
     auto pairTy = LLVM::LLVMStructType::getLiteral(rw.getContext(), {i32, i32});
     llvm::DenseMap<int64_t, std::pair<Value, Value>> bFrags;
-    // B fragment (k0..k0+15, n0..n0+7): ldmatrix.x2.trans of rows k0..k0+15.
+    // B fragment (k0..k0+15, n0..n0+7): one ldmatrix.x2 (.trans when B is
+    // stored [K][N]).
     auto bFrag = [&](int64_t k0, int64_t n0) {
       auto [it, fresh] = bFrags.try_emplace(k0 * 65536 + n0);
       if (fresh) {
-        Value addr = arith::AddIOp::create(
-            rw, loc, rowBase, i32Const(rw, loc, (k0 * ld + n0) * 2));
+        int64_t at = kMajor ? n0 * ld + k0 : k0 * ld + n0;
+        Value addr = arith::AddIOp::create(rw, loc, rowBase,
+                                           i32Const(rw, loc, at * 2));
         Value res = ptx(rw, loc, pairTy, addr,
-                        "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 "
-                        "{$0, $1}, [$2];",
+                        kMajor ? "ldmatrix.sync.aligned.m8n8.x2.shared.b16 "
+                                 "{$0, $1}, [$2];"
+                               : "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 "
+                                 "{$0, $1}, [$2];",
                         "=r,=r,r");
         it->second = {asOperand(LLVM::ExtractValueOp::create(rw, loc, res, 0)),
                       asOperand(LLVM::ExtractValueOp::create(rw, loc, res, 1))};
@@ -213,17 +230,21 @@ struct DotLowering : TilePattern<DotOp> {
     return success();
   }
 
-  /// Writes a laid-out tile row-major into `buf` at element `offset`.
+  /// Writes a laid-out tile row-major (column-major with `transpose`) into
+  /// `buf` at element `offset`, rows `rowStride` elements apart.
   void storeTile(OpBuilder &b, Location loc, KernelInfo &ki, Value buf,
                  int64_t offset, LayoutAttr l, ArrayRef<int64_t> shape,
-                 Value vec, int64_t rowStride = 0) const {
+                 Value vec, int64_t rowStride = 0,
+                 bool transpose = false) const {
     if (!rowStride)
-      rowStride = shape[1];
+      rowStride = shape[transpose ? 0 : 1];
     Value r0 = threadCoord(b, loc, ki, l, 0), c0 = threadCoord(b, loc, ki, l, 1);
     SmallVector<Value> vals = unpack(b, loc, vec);
     for (int64_t r = 0; r < l.getNumRegs(); ++r) {
       Value row = elementCoord(b, loc, r0, l, r, 0);
       Value col = elementCoord(b, loc, c0, l, r, 1);
+      if (transpose)
+        std::swap(row, col);
       Value at = arith::AddIOp::create(
           b, loc,
           arith::AddIOp::create(

@@ -57,6 +57,107 @@ Value predicateI32(OpBuilder &b, Location loc, Value i1) {
   return arith::ExtUIOp::create(b, loc, b.getI32Type(), i1);
 }
 
+/// Registers a group of `vec` elements travels in: 32-bit words.
+int64_t wordsOf(int64_t vec, Type elt) {
+  return vec * elt.getIntOrFloatBitWidth() / 32;
+}
+
+/// "{$a, $b, …}" for operands first..first+n-1, or "$a" for one.
+std::string operandList(int first, int n) {
+  if (n == 1)
+    return "$" + std::to_string(first);
+  std::string s = "{";
+  for (int i = 0; i < n; ++i)
+    s += (i ? ", $" : "$") + std::to_string(first + i);
+  return s + "}";
+}
+
+std::string vecSuffix(int n) {
+  return n == 1 ? "" : ".v" + std::to_string(n);
+}
+
+/// Elements `vals[g .. g+vec)` as 32-bit words.
+SmallVector<Value> toWords(OpBuilder &b, Location loc, ArrayRef<Value> vals,
+                           Type elt, int64_t words) {
+  auto v = vector::FromElementsOp::create(
+      b, loc, VectorType::get({int64_t(vals.size())}, elt), vals);
+  auto w = vector::BitCastOp::create(
+      b, loc, VectorType::get({words}, b.getI32Type()), v);
+  return unpack(b, loc, w);
+}
+
+SmallVector<Value> fromWords(OpBuilder &b, Location loc, ArrayRef<Value> words,
+                             Type elt, int64_t vec) {
+  auto w = vector::FromElementsOp::create(
+      b, loc, VectorType::get({int64_t(words.size())}, b.getI32Type()), words);
+  auto v = vector::BitCastOp::create(b, loc, VectorType::get({vec}, elt), w);
+  return unpack(b, loc, v);
+}
+
+/// The vector width tile-annotated accesses use (1: element by element).
+int64_t vecOf(Operation *op) {
+  if (auto a = op->getAttrOfType<IntegerAttr>(kVectorAttr))
+    return a.getInt();
+  return 1;
+}
+
+/// One ld.global of `vec` consecutive elements at `addr`.
+SmallVector<Value> loadVector(OpBuilder &b, Location loc, Value addr,
+                              Value pred, ArrayRef<Value> others, Type elt,
+                              int64_t vec) {
+  int n = int(wordsOf(vec, elt));
+  Type i32 = b.getI32Type();
+  SmallVector<Type> words(n, i32);
+  Type resTy = n == 1 ? i32
+                      : Type(LLVM::LLVMStructType::getLiteral(b.getContext(), words));
+  std::string outs;
+  for (int i = 0; i < n; ++i)
+    outs += "=r,";
+  Value res;
+  if (!pred) {
+    std::string text = "ld.global" + vecSuffix(n) + ".b32 " + operandList(0, n) +
+                       ", [$" + std::to_string(n) + "];";
+    res = ptx(b, loc, resTy, addr, text, outs + "l");
+  } else {
+    SmallVector<Value> operands = {addr, pred};
+    SmallVector<Value> otherWords =
+        others.empty() ? SmallVector<Value>(n, arith::ConstantIntOp::create(b, loc, i32, 0))
+                       : toWords(b, loc, others, elt, n);
+    operands.append(otherWords);
+    std::string text = "{\n .reg .pred p;\n setp.ne.b32 p, $" +
+                       std::to_string(n + 1) + ", 0;\n";
+    for (int i = 0; i < n; ++i)
+      text += " mov.b32 $" + std::to_string(i) + ", $" + std::to_string(n + 2 + i) + ";\n";
+    text += " @p ld.global" + vecSuffix(n) + ".b32 " + operandList(0, n) + ", [$" +
+            std::to_string(n) + "];\n}";
+    std::string cons = outs + "l,r";
+    for (int i = 0; i < n; ++i)
+      cons += ",r";
+    res = ptx(b, loc, resTy, operands, text, cons);
+  }
+  SmallVector<Value> w;
+  if (n == 1)
+    w.push_back(res);
+  else
+    for (int i = 0; i < n; ++i)
+      w.push_back(LLVM::ExtractValueOp::create(b, loc, res, i));
+  return fromWords(b, loc, w, elt, vec);
+}
+
+/// One predicated st.global of `vals` (consecutive elements) at `addr`.
+void storeVector(OpBuilder &b, Location loc, Value addr, Value pred,
+                 ArrayRef<Value> vals, Type elt) {
+  int n = int(wordsOf(vals.size(), elt));
+  SmallVector<Value> operands = {addr, pred};
+  operands.append(toWords(b, loc, vals, elt, n));
+  std::string text = "{\n .reg .pred p;\n setp.ne.b32 p, $1, 0;\n @p st.global" +
+                     vecSuffix(n) + ".b32 [$0], " + operandList(2, n) + ";\n}";
+  std::string cons = "l,r";
+  for (int i = 0; i < n; ++i)
+    cons += ",r";
+  ptx(b, loc, Type(), operands, text, cons, /*sideEffects=*/true);
+}
+
 struct LoadLowering : TilePattern<LoadOp> {
   using TilePattern::TilePattern;
   LogicalResult
@@ -73,6 +174,16 @@ struct LoadLowering : TilePattern<LoadOp> {
     if (a.getOther())
       others = unpack(rw, loc, a.getOther());
     SmallVector<Value> out;
+    if (int64_t vec = vecOf(op); vec > 1) {
+      for (size_t g = 0; g < ptrs.size(); g += vec) {
+        Value pred = masks.empty() ? Value() : predicateI32(rw, loc, masks[g]);
+        ArrayRef<Value> other =
+            others.empty() ? ArrayRef<Value>() : ArrayRef(others).slice(g, vec);
+        out.append(loadVector(rw, loc, ptrs[g], pred, other, elt, vec));
+      }
+      rw.replaceOp(op, pack(rw, loc, vt, out));
+      return success();
+    }
     for (size_t i = 0; i < ptrs.size(); ++i) {
       Value r;
       if (masks.empty()) {
@@ -124,6 +235,13 @@ struct StoreLowering : TilePattern<StoreOp> {
     RegClass rc = regClassFor(rw, elt);
     SmallVector<Value> masks = ownedMasks(rw, loc, kernel(op), layoutOf(op.getPtr()),
                                           a.getMask(), ptrs.size());
+    if (int64_t vec = vecOf(op); vec > 1) {
+      for (size_t g = 0; g < ptrs.size(); g += vec)
+        storeVector(rw, loc, ptrs[g], predicateI32(rw, loc, masks[g]),
+                    ArrayRef(vals).slice(g, vec), elt);
+      rw.eraseOp(op);
+      return success();
+    }
     std::string text = ("{\n .reg .pred p;\n setp.ne.b32 p, $2, 0;\n @p st.global." +
                         rc.bits + " [$0], $1;\n}")
                            .str();

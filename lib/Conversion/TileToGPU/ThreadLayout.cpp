@@ -1,6 +1,8 @@
 //===- ThreadLayout.cpp - per-thread view of laid-out tiles ---------------===//
 #include "lib/Conversion/TileToGPU/ThreadLayout.h"
 
+#include "lib/Analysis/AxisInfo.h"
+
 using namespace mlir;
 using namespace mlir::tile;
 using namespace mlir::tile::lowering;
@@ -124,4 +126,27 @@ Value lowering::ptx(OpBuilder &b, Location loc, Type result,
       LLVM::tailcallkind::TailCallKind::None, dialect,
       /*operand_attrs=*/ArrayAttr());
   return result ? op.getResult(0) : Value();
+}
+
+void lowering::annotateVectorAccesses(Operation *root) {
+  AxisAnalysis axes(root);
+  auto annotate = [&](Operation *op, Value ptr, Value mask, Value other) {
+    auto t = cast<TileType>(ptr.getType());
+    Type elt = cast<PtrType>(t.getElementType()).getPointeeType();
+    std::optional<unsigned> dim = axes.contiguousDim(ptr);
+    if (!dim || elt.isInteger(1) || !t.getLayout())
+      return;
+    int64_t bytes = byteSize(elt);
+    int64_t maxVec = std::min(leadingRegsAlong(t.getLayout(), *dim), 16 / bytes);
+    int64_t vec = axes.vectorWidth(ptr, mask, other, *dim, maxVec);
+    if (vec > 1 && vec * bytes >= 4)
+      op->setAttr(kVectorAttr,
+                  IntegerAttr::get(IntegerType::get(op->getContext(), 64), vec));
+  };
+  root->walk([&](Operation *op) {
+    if (auto ld = dyn_cast<LoadOp>(op))
+      annotate(op, ld.getPtr(), ld.getMask(), ld.getOther());
+    else if (auto st = dyn_cast<StoreOp>(op))
+      annotate(op, st.getPtr(), st.getMask(), Value());
+  });
 }

@@ -14,6 +14,14 @@
 
 namespace mlir::tile::lowering {
 
+/// Integer attribute on loads and stores: elements per vector access.
+inline constexpr llvm::StringLiteral kVectorAttr = "tile.vec";
+
+/// Sets kVectorAttr on the loads and stores of `root` whose addresses are
+/// contiguous, aligned and uniformly masked over a thread's leading
+/// registers (see AxisAnalysis).
+void annotateVectorAccesses(Operation *root);
+
 /// Per-kernel values created at the top of each gpu.func.
 struct KernelInfo {
   Value lane;   ///< i32 lane id in [0, 32)

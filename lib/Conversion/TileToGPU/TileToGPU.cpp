@@ -96,6 +96,7 @@ struct ConvertTileToGPUPass
     });
     if (kernels.empty())
       return;
+    annotateVectorAccesses(module);
 
     module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
                     UnitAttr::get(ctx));

@@ -1,0 +1,52 @@
+//===- AxisInfo.h - strides and alignment of index and pointer tiles -*- C++ -*-===//
+//
+// For integer and pointer tiles built from iota, splat, expand_dims,
+// broadcast, add, mul by constants and addptr, the value at coordinates c is
+// `base + sum_d stride[d] * c[d]` with a uniform `base`. The analysis finds
+// the strides (when constant), a power-of-two divisibility of `base` (in
+// elements for pointers; kernel pointer arguments are assumed 16-byte
+// aligned, as Triton does) and, for every tile, along which dimensions its
+// value does not change. Loads and stores use it to pick a coalesced layout
+// and 16-byte vector accesses.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "dialects/tile/TileDialect.h"
+#include "llvm/ADT/DenseMap.h"
+
+namespace mlir::tile {
+
+struct AxisInfo {
+  /// Per dimension: the constant stride, or nullopt when not affine.
+  SmallVector<std::optional<int64_t>> stride;
+  /// Per dimension: the value is the same for every coordinate along it.
+  SmallVector<bool> constant;
+  /// Power of two dividing the uniform base (1 when unknown).
+  int64_t divisibility = 1;
+};
+
+class AxisAnalysis {
+public:
+  /// Analyses every tile value in `root` (in program order).
+  explicit AxisAnalysis(Operation *root);
+
+  /// The info of a tile value; null when it was not analysed.
+  const AxisInfo *lookup(Value v) const;
+
+  /// Vector width (elements) for a memory access through `ptr` with
+  /// optional `mask`/`other`, given that the thread's first `maxVec`
+  /// registers are consecutive along `dim`: 1 when nothing can be merged.
+  int64_t vectorWidth(Value ptr, Value mask, Value other, unsigned dim,
+                      int64_t maxVec) const;
+
+  /// The dimension along which `ptr` has stride 1, if any.
+  std::optional<unsigned> contiguousDim(Value ptr) const;
+
+private:
+  void visit(Operation *op);
+  int64_t scalarDivisibility(Value v) const;
+  llvm::DenseMap<Value, AxisInfo> infos;
+};
+
+} // namespace mlir::tile
