@@ -8,14 +8,17 @@
 #                  the examples there:  bash bundle/run-gpu.sh
 # The binaries need only glibc, libstdc++ and (to launch) libcuda.so.1.
 #
-# Environment: BUILD_DIR (default build-static), JOBS (default nproc),
-# TARGETS (default: all), MAX_MIB (default 64: fail above this size).
+# Environment: BUILD_DIR (default build-static), BUNDLE_DIR (default bundle),
+# JOBS (default nproc), TARGETS (default: all), MAX_MIB (default 64: fail
+# above this size), SKIP_BUILD=1 (package what BUILD_DIR holds). tile-opt
+# (for lit only) is left out.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD_DIR="${BUILD_DIR:-$ROOT/build-static}"
 [[ $BUILD_DIR = /* ]] || BUILD_DIR="$ROOT/$BUILD_DIR"
-OUT_DIR="$ROOT/bundle"
+OUT_DIR="${BUNDLE_DIR:-$ROOT/bundle}"
+[[ $OUT_DIR = /* ]] || OUT_DIR="$ROOT/$OUT_DIR"
 NAME=tilec-bundle
 STAGE="$OUT_DIR/$NAME"
 MAX_MIB="${MAX_MIB:-64}"
@@ -24,7 +27,11 @@ cd "$ROOT"
 bash scripts/install-deps.sh xz-utils binutils file
 
 echo "==== static build in $(realpath --relative-to="$ROOT" "$BUILD_DIR")"
-if [[ -f $BUILD_DIR/CMakeCache.txt ]] && grep -q '^TILEC_STATIC_LLVM:BOOL=ON' "$BUILD_DIR/CMakeCache.txt"; then
+if [[ ${SKIP_BUILD:-0} = 1 ]]; then
+  grep -q '^TILEC_STATIC_LLVM:BOOL=ON' "$BUILD_DIR/CMakeCache.txt" ||
+    { echo "error: $BUILD_DIR is not a TILEC_STATIC_LLVM build" >&2; exit 1; }
+  echo "(SKIP_BUILD=1: packaging what is there)"
+elif [[ -f $BUILD_DIR/CMakeCache.txt ]] && grep -q '^TILEC_STATIC_LLVM:BOOL=ON' "$BUILD_DIR/CMakeCache.txt"; then
   BUILD_DIR="$BUILD_DIR" bash scripts/build.sh
 else
   BUILD_DIR="$BUILD_DIR" bash scripts/build.sh -DTILEC_STATIC_LLVM=ON
@@ -36,11 +43,12 @@ mkdir -p "$STAGE/bin" "$STAGE/lib"
 
 is_elf() { file -b "$1" | grep -q '^ELF'; }
 for f in "$BUILD_DIR"/bin/*; do
-  [[ -f $f && -x $f ]] && is_elf "$f" && cp "$f" "$STAGE/bin/"
+  [[ $(basename "$f") == tile-opt ]] && continue
+  if [[ -f $f && -x $f ]] && is_elf "$f"; then cp "$f" "$STAGE/bin/"; fi
 done
 shopt -s nullglob
 for f in "$BUILD_DIR"/lib/*.so "$BUILD_DIR"/lib/*.so.*; do
-  is_elf "$f" && cp -L "$f" "$STAGE/lib/"
+  if is_elf "$f"; then cp -L "$f" "$STAGE/lib/"; fi
 done
 strip --strip-unneeded "$STAGE"/bin/* "$STAGE"/lib/* 2>/dev/null || true
 
@@ -83,4 +91,5 @@ if ((size > MAX_MIB * 1024 * 1024)); then
   echo "error: the bundle is over ${MAX_MIB} MiB" >&2
   exit 1
 fi
-echo "on the GPU machine: bash bundle/run-gpu.sh   (carry the bundle/ directory)"
+rel=$(realpath --relative-to="$ROOT" "$OUT_DIR")
+echo "on the GPU machine: bash $rel/run-gpu.sh   (carry the $rel/ directory)"

@@ -108,8 +108,8 @@ std::vector<std::uint8_t> toDevice(const std::string &dtype,
       std::memcpy(&out[4 * i], &x[i], 4);
       continue;
     }
-    std::uint16_t h = dtype == "f16" ? tile::floatToHalf(x[i])
-                                     : tile::floatToBFloat16(x[i]);
+    std::uint16_t h =
+        dtype == "f16" ? tile::floatToHalf(x[i]) : tile::floatToBFloat16(x[i]);
     x[i] = dtype == "f16" ? tile::halfToFloat(h) : tile::bfloat16ToFloat(h);
     std::memcpy(&out[2 * i], &h, 2);
   }
@@ -166,7 +166,8 @@ void reference(const Args &a, float scale, const std::vector<float> &q,
       lse[std::size_t(r)] = m + std::log(l);
     }
   };
-  std::vector<std::thread> pool(std::max(1u, std::thread::hardware_concurrency()) - 1);
+  std::vector<std::thread> pool(
+      std::max(1u, std::thread::hardware_concurrency()) - 1);
   for (std::thread &t : pool)
     t = std::thread(work);
   work();
@@ -205,13 +206,15 @@ int main(int argc, char **argv) {
   auto compiled = jit.compileFile(a.tile, defines, "", dev->archString());
   if (!compiled)
     return fail(compiled.error());
-  double compileSeconds = std::chrono::duration<double>(
-                              std::chrono::steady_clock::now() - t0).count();
+  double compileSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+          .count();
   auto kernel = jit.load(*dev, **compiled);
   if (!kernel)
     return fail(kernel.error());
   const tile::Manifest &m = kernel->manifest();
-  int bm = m.constants.count("BM") ? std::atoi(m.constants.at("BM").c_str()) : 0;
+  int bm =
+      m.constants.count("BM") ? std::atoi(m.constants.at("BM").c_str()) : 0;
   if (bm <= 0)
     return fail("the manifest has no positive constant BM to size the grid");
   tile::JITStats st = jit.stats();
@@ -254,11 +257,13 @@ int main(int argc, char **argv) {
 
   const float scale = float(1.0 / std::sqrt(double(a.headDim)));
   const char *t = a.dtype.c_str();
-  std::vector<tile::KernelArg> args = {
-      tile::KernelArg::pointer(bufs[0], t), tile::KernelArg::pointer(bufs[1], t),
-      tile::KernelArg::pointer(bufs[2], t), tile::KernelArg::pointer(*o, t),
-      tile::KernelArg::pointer(*lse, "f32"), tile::KernelArg::int32(a.seqlen),
-      tile::KernelArg::float32(scale)};
+  std::vector<tile::KernelArg> args = {tile::KernelArg::pointer(bufs[0], t),
+                                       tile::KernelArg::pointer(bufs[1], t),
+                                       tile::KernelArg::pointer(bufs[2], t),
+                                       tile::KernelArg::pointer(*o, t),
+                                       tile::KernelArg::pointer(*lse, "f32"),
+                                       tile::KernelArg::int32(a.seqlen),
+                                       tile::KernelArg::float32(scale)};
   std::array<unsigned, 3> grid = {unsigned((a.seqlen + bm - 1) / bm),
                                   unsigned(a.batchHeads), 1};
 
@@ -297,11 +302,12 @@ int main(int argc, char **argv) {
   double relL2 = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
   double tol = a.dtype == "f32" ? 1e-5 : 1e-2;
   double lseTol = a.dtype == "f32" ? 1e-5 : 1e-3;
-  std::printf("check: S=%d BH=%d D=%d %s %s: rel-L2 %.3e (limit %.0e), "
-              "max-abs %.3e, LSE err %.3e (limit %.0e), %zu unwritten/non-finite\n",
-              a.seqlen, a.batchHeads, a.headDim, a.dtype.c_str(),
-              a.causal ? "causal" : "non-causal", relL2, tol, maxAbs, lseErr,
-              lseTol, bad);
+  std::printf(
+      "check: S=%d BH=%d D=%d %s %s: rel-L2 %.3e (limit %.0e), "
+      "max-abs %.3e, LSE err %.3e (limit %.0e), %zu unwritten/non-finite\n",
+      a.seqlen, a.batchHeads, a.headDim, a.dtype.c_str(),
+      a.causal ? "causal" : "non-causal", relL2, tol, maxAbs, lseErr, lseTol,
+      bad);
 
   // Time it: median of `iters` single-launch event pairs.
   std::vector<float> times;

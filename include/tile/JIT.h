@@ -1,4 +1,5 @@
-//===- JIT.h - compile .tile source at run time, cache it, launch it -*- C++ -*-===//
+//===- JIT.h - compile .tile source at run time, cache it, launch it -*- C++
+//-*-===//
 //
 // compile → cache (memory + disk, keyed by source, defines, kernel, arch and
 // tool versions) → load → launch with typed argument checks.
@@ -42,10 +43,10 @@ using Defines = std::map<std::string, std::string>;
 
 /// Everything that can change the compiled kernel.
 struct CacheKeyInputs {
-  std::string source;   ///< the .tile text
-  Defines defines;      ///< -D NAME=VALUE (a map: always sorted)
-  std::string kernel;   ///< requested kernel name ("" = the file's only one)
-  std::string arch;     ///< sm_80 / sm_90a
+  std::string source; ///< the .tile text
+  Defines defines;    ///< -D NAME=VALUE (a map: always sorted)
+  std::string kernel; ///< requested kernel name ("" = the file's only one)
+  std::string arch;   ///< sm_80 / sm_90a
   std::string tilecVersion;
   std::string llvmVersion;
   std::string cudaVersion; ///< ptxas version, "none" without ptxas
@@ -96,8 +97,8 @@ using CompiledKernelRef = std::shared_ptr<const CompiledKernel>;
 class KernelCache {
 public:
   struct Options {
-    std::string dir;          ///< empty: defaultCacheDir()
-    bool disk = true;         ///< false: memory only
+    std::string dir;  ///< empty: defaultCacheDir()
+    bool disk = true; ///< false: memory only
     /// Debug messages (cache decisions, rejected entries). Default: stderr
     /// when $TILEC_JIT_DEBUG is set, else dropped.
     std::function<void(const std::string &)> debug;
@@ -139,12 +140,12 @@ using CompileFn = std::function<CompileResult(
     const CompileOptions &options, EmitStage stopAt)>;
 
 struct JITOptions {
-  std::string cacheDir;   ///< empty: defaultCacheDir()
+  std::string cacheDir; ///< empty: defaultCacheDir()
   bool diskCache = true;
-  std::string arch;       ///< empty: the arch of GPU 0 (Device::archString)
-  bool cubin = true;      ///< also run ptxas when found (loads faster)
-  std::string ptxasPath;  ///< empty: findPtxas()
-  CompileFn compiler;     ///< empty: tile::compile (tests inject fakes)
+  std::string arch;      ///< empty: the arch of GPU 0 (Device::archString)
+  bool cubin = true;     ///< also run ptxas when found (loads faster)
+  std::string ptxasPath; ///< empty: findPtxas()
+  CompileFn compiler;    ///< empty: tile::compile (tests inject fakes)
   std::function<void(const std::string &)> debug; ///< see KernelCache
 };
 
@@ -153,8 +154,8 @@ public:
   /// Compiles with options.compiler, else tile::compile (inline here so that
   /// only programs that use it need the compiler library linked).
   explicit JIT(JITOptions options = JITOptions())
-      : JIT(options, options.compiler ? options.compiler
-                                      : CompileFn(&tile::compile)) {}
+      : JIT(options,
+            options.compiler ? options.compiler : CompileFn(&tile::compile)) {}
   /// Compiles with `compiler` (a fake in tests: no LLVM needed).
   JIT(JITOptions options, CompileFn compiler);
 

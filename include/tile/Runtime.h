@@ -1,4 +1,5 @@
-//===- Runtime.h - load and launch tilec kernels through the CUDA driver -*- C++ -*-===//
+//===- Runtime.h - load and launch tilec kernels through the CUDA driver -*- C++
+//-*-===//
 //
 // A thin, exception-free layer over the CUDA driver API. libcuda.so.1 is
 // opened with dlopen on first use (env TILEC_CUDA_DRIVER overrides the path),
@@ -166,8 +167,7 @@ public:
   Status copyFromHost(const void *src, std::size_t bytes,
                       std::size_t offset = 0);
   /// Copies `bytes` from offset `offset` of this buffer to host memory.
-  Status copyToHost(void *dst, std::size_t bytes,
-                    std::size_t offset = 0) const;
+  Status copyToHost(void *dst, std::size_t bytes, std::size_t offset = 0) const;
   /// Sets every byte of the buffer to `value` (e.g. 0xFF: NaN poison).
   Status fill(std::uint8_t value);
 

@@ -61,8 +61,8 @@ KernelCache::KernelCache(Options options) : options_(std::move(options)) {
     std::filesystem::create_directories(options_.dir, ec);
     diskUsable_ = !ec && std::filesystem::is_directory(options_.dir, ec);
     if (!diskUsable_)
-      debug("cache dir '" + options_.dir + "' is not usable (" +
-            ec.message() + "); caching in memory only");
+      debug("cache dir '" + options_.dir + "' is not usable (" + ec.message() +
+            "); caching in memory only");
   }
 }
 
@@ -132,7 +132,8 @@ bool KernelCache::readDisk(const std::string &key, CompiledKernel &out) {
 void KernelCache::writeDisk(const CompiledKernel &e) {
   std::string manifestJSON = e.manifest.toJSON();
   std::string meta = std::string(kMetaMagic) + "\nkey " + e.key + "\n" +
-                     metaLine("ptx", e.ptx) + metaLine("manifest", manifestJSON);
+                     metaLine("ptx", e.ptx) +
+                     metaLine("manifest", manifestJSON);
   Status s = writeFileAtomic(entryPath(e.key, ".ptx"), e.ptx);
   if (s.ok() && !e.cubin.empty()) {
     s = writeFileAtomic(entryPath(e.key, ".cubin"), e.cubin);

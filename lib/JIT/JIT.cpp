@@ -76,8 +76,8 @@ Expected<CompiledKernelRef> JIT::compileSource(const std::string &source,
     EmitStage stage = ptxas_.empty() ? EmitStage::PTX : EmitStage::Cubin;
     CompileResult r = options_.compiler(source, name, opts, stage);
     if (!r.ok) {
-      std::string diag = r.diagnostics.empty() ? "(no diagnostics)"
-                                               : r.diagnostics;
+      std::string diag =
+          r.diagnostics.empty() ? "(no diagnostics)" : r.diagnostics;
       while (!diag.empty() && diag.back() == '\n')
         diag.pop_back();
       return Status::error("compiling " + name + " for " + *target +

@@ -79,8 +79,8 @@ std::string ptxasVersion(const std::string &ptxasPath) {
     std::size_t at = out.find(", V");
     if (at != std::string::npos) {
       std::size_t end = out.find_first_of(" \n\r", at + 3);
-      version = out.substr(at + 3, end == std::string::npos ? end
-                                                            : end - at - 3);
+      version =
+          out.substr(at + 3, end == std::string::npos ? end : end - at - 3);
     } else if (!out.empty()) {
       version = "unknown-" + hashHex(out); // still changes with the tool
     }

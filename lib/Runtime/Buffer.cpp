@@ -1,4 +1,5 @@
-//===- Buffer.cpp - device memory with RAII free ---------------------------===//
+//===- Buffer.cpp - device memory with RAII free
+//---------------------------===//
 
 #include "CudaApi.h"
 
@@ -39,8 +40,8 @@ Expected<DeviceBuffer> DeviceBuffer::allocate(const Device &device,
   if (Status s = b.ctx_->makeCurrent(); !s.ok())
     return s;
   CUdeviceptr p = 0;
-  if (Status s = b.ctx_->api->check(b.ctx_->api->cuMemAlloc(&p, bytes),
-                                    "cuMemAlloc");
+  if (Status s =
+          b.ctx_->api->check(b.ctx_->api->cuMemAlloc(&p, bytes), "cuMemAlloc");
       !s.ok())
     return s.withContext("allocating " + std::to_string(bytes) + " bytes");
   b.ptr_ = p;

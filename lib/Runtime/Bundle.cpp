@@ -85,10 +85,10 @@ Expected<Kernel> loadBundle(const Device &device, const std::string &prefix) {
   if (useCubin && !readFile(prefix + ".cubin", cubin, error))
     return Status::error("loading bundle '" + prefix + "': " + error);
   if ((havePTX || !useCubin) && !readFile(prefix + ".ptx", ptx, error)) {
-    std::string why = haveCubin ? " (the cubin is for " + manifest.arch +
-                                      ", the device is " +
-                                      device.archString() + ")"
-                                : "";
+    std::string why = haveCubin
+                          ? " (the cubin is for " + manifest.arch +
+                                ", the device is " + device.archString() + ")"
+                          : "";
     return Status::error("loading bundle '" + prefix + "': " + error + why);
   }
   Expected<Kernel> k = Kernel::load(device, manifest, ptx, cubin);

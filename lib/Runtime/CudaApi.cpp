@@ -111,8 +111,8 @@ const CudaApi *getCudaApi(Status &status) {
     void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle) {
       const char *why = dlerror();
-      status = Status::error("no CUDA driver (" + path + " not found): " +
-                             (why ? why : "dlopen failed") +
+      status = Status::error("no CUDA driver (" + path +
+                             " not found): " + (why ? why : "dlopen failed") +
                              "; tilec needs an NVIDIA GPU and its driver to "
                              "launch kernels");
       return nullptr;

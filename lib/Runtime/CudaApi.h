@@ -1,4 +1,5 @@
-//===- CudaApi.h - the CUDA driver entry points tilec uses -------*- C++ -*-===//
+//===- CudaApi.h - the CUDA driver entry points tilec uses -------*- C++
+//-*-===//
 //
 // The few driver types and functions the runtime needs, declared here so that
 // tilec builds without cuda.h (tinygrad-style). Values match cuda.h.
@@ -75,9 +76,9 @@ struct CudaApi {
   CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
   CUresult (*cuFuncGetAttribute)(int *, int, CUfunction);
   CUresult (*cuFuncSetAttribute)(CUfunction, int, int);
-  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned,
-                             unsigned, unsigned, unsigned, unsigned, CUstream,
-                             void **, void **);
+  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned,
+                             unsigned, unsigned, unsigned, CUstream, void **,
+                             void **);
   CUresult (*cuMemAlloc)(CUdeviceptr *, std::size_t);
   CUresult (*cuMemFree)(CUdeviceptr);
   CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void *, std::size_t);

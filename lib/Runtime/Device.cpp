@@ -19,8 +19,9 @@ Expected<Device> Device::open(int ordinal) {
   if (count == 0)
     return Status::error("no GPU: the CUDA driver reports 0 devices");
   if (ordinal < 0 || ordinal >= count)
-    return Status::error("no GPU " + std::to_string(ordinal) + ": the driver reports " +
-                         std::to_string(count) + " device(s)");
+    return Status::error("no GPU " + std::to_string(ordinal) +
+                         ": the driver reports " + std::to_string(count) +
+                         " device(s)");
 
   CUdevice dev = 0;
   if (Status s = api->check(api->cuDeviceGet(&dev, ordinal), "cuDeviceGet");
@@ -43,7 +44,8 @@ Expected<Device> Device::open(int ordinal) {
       {&d.ccMajor_, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR},
       {&d.ccMinor_, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR},
       {&d.smCount_, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT},
-      {&d.maxSharedOptin_, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN},
+      {&d.maxSharedOptin_,
+       CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN},
   };
   for (auto &a : attrs)
     if (Status s = api->check(api->cuDeviceGetAttribute(a.out, a.attr, dev),

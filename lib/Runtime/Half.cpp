@@ -65,6 +65,8 @@ std::uint16_t floatToBFloat16(float f) {
   return std::uint16_t((x + rounding) >> 16);
 }
 
-float bfloat16ToFloat(std::uint16_t b) { return floatOf(std::uint32_t(b) << 16); }
+float bfloat16ToFloat(std::uint16_t b) {
+  return floatOf(std::uint32_t(b) << 16);
+}
 
 } // namespace tile

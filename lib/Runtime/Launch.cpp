@@ -151,19 +151,19 @@ Expected<EventTimer> EventTimer::create(const Device &device) {
 Status EventTimer::start(Stream stream) {
   if (!ctx_)
     return Status::error("EventTimer used before create()");
-  return ctx_->api->check(ctx_->api->cuEventRecord(
-                              static_cast<CUevent>(start_),
-                              static_cast<CUstream>(stream)),
-                          "cuEventRecord");
+  return ctx_->api->check(
+      ctx_->api->cuEventRecord(static_cast<CUevent>(start_),
+                               static_cast<CUstream>(stream)),
+      "cuEventRecord");
 }
 
 Status EventTimer::stop(Stream stream) {
   if (!ctx_)
     return Status::error("EventTimer used before create()");
-  return ctx_->api->check(ctx_->api->cuEventRecord(
-                              static_cast<CUevent>(stop_),
-                              static_cast<CUstream>(stream)),
-                          "cuEventRecord");
+  return ctx_->api->check(
+      ctx_->api->cuEventRecord(static_cast<CUevent>(stop_),
+                               static_cast<CUstream>(stream)),
+      "cuEventRecord");
 }
 
 Expected<float> EventTimer::elapsedMs() {
@@ -175,10 +175,10 @@ Expected<float> EventTimer::elapsedMs() {
       !s.ok())
     return s;
   float ms = 0;
-  if (Status s = api.check(api.cuEventElapsedTime(&ms,
-                                                  static_cast<CUevent>(start_),
-                                                  static_cast<CUevent>(stop_)),
-                           "cuEventElapsedTime");
+  if (Status s =
+          api.check(api.cuEventElapsedTime(&ms, static_cast<CUevent>(start_),
+                                           static_cast<CUevent>(stop_)),
+                    "cuEventElapsedTime");
       !s.ok())
     return s;
   return ms;

@@ -29,7 +29,8 @@ std::string Manifest::toJSON() const {
   j += "  \"kernelName\": " + quote(kernelName) + ",\n";
   j += "  \"params\": [";
   for (std::size_t i = 0; i < params.size(); ++i)
-    j += std::string(i ? "," : "") + "\n    {\"name\": " + quote(params[i].name) +
+    j += std::string(i ? "," : "") +
+         "\n    {\"name\": " + quote(params[i].name) +
          ", \"type\": " + quote(params[i].type) + "}";
   j += params.empty() ? "],\n" : "\n  ],\n";
   j += "  \"constants\": {";
@@ -174,7 +175,8 @@ std::string hashHex(const std::string &data) {
     h *= 0x100000001b3ull;
   }
   char buf[17];
-  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(h));
+  std::snprintf(buf, sizeof(buf), "%016llx",
+                static_cast<unsigned long long>(h));
   return buf;
 }
 

@@ -9,8 +9,8 @@
 #include "CudaApi.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <vector>
 
 namespace tile {
@@ -42,8 +42,10 @@ Status checkArch(const std::string &arch, const Device &device) {
                               (major == needMajor && minor >= needMinor));
   if (fits)
     return Status();
-  return Status::error("built for " + arch + ", which needs a GPU of compute "
-                       "capability " + std::to_string(needMajor) + "." +
+  return Status::error("built for " + arch +
+                       ", which needs a GPU of compute "
+                       "capability " +
+                       std::to_string(needMajor) + "." +
                        std::to_string(needMinor) +
                        (archSpecific ? " exactly" : " or newer") +
                        "; device is " + device.description() +
@@ -85,11 +87,10 @@ Expected<Module> Module::loadImage(const Device &device, const void *image,
   int options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
                    CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
                    CU_JIT_LOG_VERBOSE};
-  void *values[] = {errorLog.data(),
-                    reinterpret_cast<void *>(std::uintptr_t(kLogBytes - 1)),
-                    infoLog.data(),
-                    reinterpret_cast<void *>(std::uintptr_t(kLogBytes - 1)),
-                    reinterpret_cast<void *>(std::uintptr_t(1))};
+  void *values[] = {
+      errorLog.data(), reinterpret_cast<void *>(std::uintptr_t(kLogBytes - 1)),
+      infoLog.data(), reinterpret_cast<void *>(std::uintptr_t(kLogBytes - 1)),
+      reinterpret_cast<void *>(std::uintptr_t(1))};
   CUmodule mod = nullptr;
   CUresult r = api.cuModuleLoadDataEx(&mod, image, 5, options, values);
   errorLog.back() = 0;
@@ -128,8 +129,8 @@ Expected<void *> Module::function(const std::string &name) const {
   if (Status s = ctx_->makeCurrent(); !s.ok())
     return s;
   CUfunction fn = nullptr;
-  CUresult r = ctx_->api->cuModuleGetFunction(&fn, static_cast<CUmodule>(module_),
-                                              name.c_str());
+  CUresult r = ctx_->api->cuModuleGetFunction(
+      &fn, static_cast<CUmodule>(module_), name.c_str());
   if (r != CUDA_SUCCESS)
     return Status::error("kernel '" + name + "' not found in the module: " +
                          ctx_->api->check(r, "cuModuleGetFunction").message());
@@ -183,15 +184,15 @@ Expected<Kernel> Kernel::load(const Device &device, const Manifest &manifest,
   const CudaApi &api = *k.ctx_->api;
   CUfunction cf = static_cast<CUfunction>(k.function_);
   int staticShared = 0;
-  if (Status s = api.check(api.cuFuncGetAttribute(
-                               &staticShared,
-                               CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, cf),
-                           "cuFuncGetAttribute");
+  if (Status s =
+          api.check(api.cuFuncGetAttribute(
+                        &staticShared, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, cf),
+                    "cuFuncGetAttribute");
       !s.ok())
     return s;
   long needed = long(manifest.sharedMemoryBytes) + staticShared;
-  long allowed = std::max(device.maxSharedMemoryOptin(),
-                          kDefaultSharedMemoryBytes);
+  long allowed =
+      std::max(device.maxSharedMemoryOptin(), kDefaultSharedMemoryBytes);
   if (needed > allowed)
     return Status::error(
         "kernel '" + name + "' needs " + std::to_string(needed) +
@@ -199,11 +200,11 @@ Expected<Kernel> Kernel::load(const Device &device, const Manifest &manifest,
         std::to_string(allowed) + " (use smaller BM/BN or fewer stages)");
   if (manifest.sharedMemoryBytes > kDefaultSharedMemoryBytes ||
       needed > kDefaultSharedMemoryBytes) {
-    if (Status s = api.check(
-            api.cuFuncSetAttribute(
-                cf, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                manifest.sharedMemoryBytes),
-            "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
+    if (Status s =
+            api.check(api.cuFuncSetAttribute(
+                          cf, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                          manifest.sharedMemoryBytes),
+                      "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
         !s.ok())
       return s.withContext("kernel '" + name + "'");
   }

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "lib/Transforms/Passes.h"
 
+#include "mlir/IR/Dominance.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -54,8 +55,15 @@ struct FoldScaleChain : OpRewritePattern<MulOp> {
     Value a = pick(inner, x);
     if (!a)
       return failure();
-    // Both scalars dominate `outer`.
-    rewriter.setInsertionPoint(outer);
+    // Right after the later of the two scalars: outside any loop that
+    // both are defined outside of.
+    DominanceInfo dom(outer->getParentOp());
+    Value later = b;
+    if (Operation *bDef = b.getDefiningOp(); bDef && dom.properlyDominates(a, bDef))
+      later = b;
+    else if (Operation *aDef = a.getDefiningOp(); aDef && dom.properlyDominates(b, aDef))
+      later = a;
+    rewriter.setInsertionPointAfterValue(later);
     Value ab = arith::MulFOp::create(rewriter, outer.getLoc(), a, b);
     Value splat = SplatOp::create(rewriter, outer.getLoc(),
                                   type.withEncoding(type.getEncoding()), ab);

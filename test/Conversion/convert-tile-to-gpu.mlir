@@ -1,5 +1,6 @@
 // RUN: tile-opt %s -split-input-file -verify-diagnostics -convert-tile-to-gpu | FileCheck %s
 // RUN: tile-opt %s -split-input-file -verify-diagnostics -convert-tile-to-gpu | FileCheck %s --check-prefix=GONE
+// RUN: tile-opt %s -split-input-file -verify-diagnostics -convert-tile-to-gpu | FileCheck %s --check-prefix=MMA
 
 // convert-tile-to-gpu moves each tile kernel into gpu.module @tile_kernels as
 // a gpu.func kernel run by 32 * tile.num_warps threads; a laid-out tile
@@ -57,22 +58,32 @@ func.func @masked_load(%p: !tile.ptr<bf16>, %q: !tile.ptr<bf16>, %n: i32) attrib
 // -----
 
 // bf16 dot, M=16 N=16 K=32 on one warp: 2 fragments of 16x8 times 2 k-steps
-// of 16 = 4 mma.sync m16n8k16 (row.col, bf16 pairs packed in i32). The
-// second k-step of a fragment accumulates onto the first one's result.
+// of 16 = 4 mma.sync m16n8k16 (row.col, bf16 pairs packed in i32); a
+// fragment's second k-step accumulates onto its first one's result. A is
+// used from registers; B is staged in shared memory (its registers run
+// along K, so K-major: [N=16][K=32 + 8 padding] bf16 = 1280 bytes) and read
+// with ldmatrix.
 #opa = #tile.layout<regs = [[0, 1], [8, 0], [0, 8], [0, 16]], lanes = [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warps = []>
 #opb = #tile.layout<regs = [[1, 0], [8, 0], [0, 8], [16, 0]], lanes = [[2, 0], [4, 0], [0, 1], [0, 2], [0, 4]], warps = []>
 #acc = #tile.layout<regs = [[0, 1], [8, 0], [0, 8]], lanes = [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warps = []>
 // CHECK-LABEL: gpu.func @mma_bf16
+// CHECK-SAME: tile.shared_memory = 1280 : i64
+// CHECK: %[[BUF:.*]] = memref.view {{.*}} to memref<640xbf16, #gpu.address_space<workgroup>>
+// CHECK: gpu.barrier
+// CHECK: memref.store %{{.*}}, %[[BUF]]
+// CHECK: gpu.barrier
+// CHECK: llvm.inline_asm {{.*}}"ldmatrix.sync.aligned.m8n8.x2.shared.b16 {$0, $1}, [$2];", "=r,=r,r"
 // CHECK: %[[M0:.*]] = nvvm.mma.sync A[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] B[%{{.*}}, %{{.*}}] C[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
 // CHECK: %[[C0:.*]] = llvm.extractvalue %[[M0]][0]
 // CHECK: %[[C1:.*]] = llvm.extractvalue %[[M0]][1]
 // CHECK: %[[C2:.*]] = llvm.extractvalue %[[M0]][2]
 // CHECK: %[[C3:.*]] = llvm.extractvalue %[[M0]][3]
 // CHECK: nvvm.mma.sync {{.*}} C[%[[C0]], %[[C1]], %[[C2]], %[[C3]]] {{.*}}<bf16>{{.*}}<m = 16, n = 8, k = 16>
-// CHECK-COUNT-2: nvvm.mma.sync {{.*}}<bf16>{{.*}}<m = 16, n = 8, k = 16>
-// CHECK-NOT: nvvm.mma.sync
 // CHECK-NOT: llvm.intr.fma
 // CHECK: gpu.return
+// MMA-LABEL: gpu.func @mma_bf16
+// MMA-COUNT-4: nvvm.mma.sync {{.*}}multiplicandAPtxType = #nvvm.mma_type<bf16>
+// MMA-NOT: nvvm.mma.sync
 func.func @mma_bf16(%a: !tile.ptr<bf16>, %o: !tile.ptr<f32>) attributes {tile.kernel, tile.num_warps = 1 : i64} {
   %pa = tile.splat %a : !tile.tile<16x32x!tile.ptr<bf16>, #opa>
   %x = tile.load %pa : !tile.tile<16x32x!tile.ptr<bf16>, #opa> -> !tile.tile<16x32xbf16, #opa>
@@ -95,6 +106,9 @@ func.func @mma_bf16(%a: !tile.ptr<bf16>, %o: !tile.ptr<f32>) attributes {tile.ke
 // CHECK-LABEL: gpu.func @mma_f16
 // CHECK: nvvm.mma.sync {{.*}}layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
 // CHECK-NOT: nvvm.mma.sync
+// MMA-LABEL: gpu.func @mma_f16
+// MMA-COUNT-1: nvvm.mma.sync
+// MMA-NOT: nvvm.mma.sync
 func.func @mma_f16(%x: !tile.ptr<f16>, %o: !tile.ptr<f32>) attributes {tile.kernel, tile.num_warps = 1 : i64} {
   %a = tile.full 1.0 : f16 : !tile.tile<16x16xf16, #opa>
   %b = tile.full 1.0 : f16 : !tile.tile<16x8xf16, #opb>
@@ -107,24 +121,32 @@ func.func @mma_f16(%x: !tile.ptr<f16>, %o: !tile.ptr<f32>) attributes {tile.kern
 
 // -----
 
-// IEEE fp32 dot, M=16 N=8 K=8 on one warp: each thread holds 4 accumulator
-// elements and chains K=8 FMAs for each: 32 llvm.intr.fma, no tensor core.
-#fa = #tile.layout<regs = [[8, 0], [0, 1], [0, 2], [0, 4]], lanes = [[0, 0], [0, 0], [1, 0], [2, 0], [4, 0]], warps = []>
-#fb = #tile.layout<regs = [[0, 1], [1, 0], [2, 0], [4, 0]], lanes = [[0, 2], [0, 4], [0, 0], [0, 0], [0, 0]], warps = []>
+// IEEE fp32 dot, M=16 N=8 K=8 on one warp: A and B are staged in shared
+// memory (16x8 + 8x8 f32 = 768 bytes) and a k-loop of 8 iterations does one
+// FMA per accumulator element the thread holds (4): no tensor core.
 #acc = #tile.layout<regs = [[0, 1], [8, 0]], lanes = [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warps = []>
+#b8 = #tile.layout<regs = [[0, 1]], lanes = [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warps = []>
 // CHECK-LABEL: gpu.func @fma_f32
-// CHECK-NOT: nvvm.mma.sync
-// CHECK: %[[F0:.*]] = llvm.intr.fma(%{{.*}}, %{{.*}}, %{{.*}}) : (f32, f32, f32) -> f32
-// CHECK-NEXT: %[[F1:.*]] = llvm.intr.fma(%{{.*}}, %{{.*}}, %[[F0]]) : (f32, f32, f32) -> f32
-// CHECK-COUNT-30: llvm.intr.fma
+// CHECK-SAME: tile.shared_memory = 768 : i64
+// CHECK: %[[BUF:.*]] = memref.view {{.*}} to memref<192xf32, #gpu.address_space<workgroup>>
+// CHECK: gpu.barrier
+// CHECK: memref.store %{{.*}}, %[[BUF]]
+// CHECK: gpu.barrier
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c8_i32{{[_0-9]*}} step %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<4xf32>) : i32 {
+// CHECK: memref.load %[[BUF]]
+// CHECK-COUNT-4: llvm.intr.fma(%{{.*}}, %{{.*}}, %{{.*}}) : (f32, f32, f32) -> f32
 // CHECK-NOT: llvm.intr.fma
-// CHECK-NOT: nvvm.mma.sync
+// CHECK: scf.yield %{{.*}} : vector<4xf32>
+// CHECK-NOT: llvm.intr.fma
 // CHECK: gpu.return
+// MMA-LABEL: gpu.func @fma_f32
+// MMA-NOT: nvvm.mma.sync
+// MMA: gpu.return
 func.func @fma_f32(%o: !tile.ptr<f32>) attributes {tile.kernel, tile.num_warps = 1 : i64} {
-  %a = tile.full 1.0 : f32 : !tile.tile<16x8xf32, #fa>
-  %b = tile.full 2.0 : f32 : !tile.tile<8x8xf32, #fb>
+  %a = tile.full 1.0 : f32 : !tile.tile<16x8xf32, #acc>
+  %b = tile.full 2.0 : f32 : !tile.tile<8x8xf32, #b8>
   %c = tile.full 0.0 : f32 : !tile.tile<16x8xf32, #acc>
-  %d = tile.dot %a, %b, %c : !tile.tile<16x8xf32, #fa>, !tile.tile<8x8xf32, #fb>, !tile.tile<16x8xf32, #acc>
+  %d = tile.dot %a, %b, %c : !tile.tile<16x8xf32, #acc>, !tile.tile<8x8xf32, #b8>, !tile.tile<16x8xf32, #acc>
   %po = tile.splat %o : !tile.tile<16x8x!tile.ptr<f32>, #acc>
   tile.store %po, %d : !tile.tile<16x8x!tile.ptr<f32>, #acc>, !tile.tile<16x8xf32, #acc>
   return

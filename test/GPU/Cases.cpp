@@ -13,8 +13,8 @@ using namespace tile;
 namespace tilegpu {
 
 std::string Config::name() const {
-  return std::string(dtypeName(dtype)) + (causal ? "_causal" : "_full") +
-         "_d" + std::to_string(d);
+  return std::string(dtypeName(dtype)) + (causal ? "_causal" : "_full") + "_d" +
+         std::to_string(d);
 }
 
 Defines Config::defines() const {
@@ -44,7 +44,6 @@ bool blockRows(const Manifest &m, int &bm, std::string &error) {
   return true;
 }
 
-
 namespace {
 
 //===----------------------------------------------------------------------===//
@@ -53,7 +52,7 @@ namespace {
 
 struct DeviceProblem {
   DeviceBuffer q, k, v, o, lse;
-  std::size_t oElems = 0, lseElems = 0;         ///< checked region
+  std::size_t oElems = 0, lseElems = 0;           ///< checked region
   std::size_t oGuardElems = 0, lseGuardElems = 0; ///< must stay poisoned
 };
 
@@ -82,8 +81,8 @@ Status allocate(const Device &dev, const Config &c, const Problem &p,
       return b.status();
     *a.buf = b.take();
   }
-  for (auto [buf, host] : {std::pair{&out.q, &q}, std::pair{&out.k, &k},
-                           std::pair{&out.v, &v}}) {
+  for (auto [buf, host] :
+       {std::pair{&out.q, &q}, std::pair{&out.k, &k}, std::pair{&out.v, &v}}) {
     if (Status s = buf->fill(0); !s.ok())
       return s;
     std::vector<std::uint8_t> bytes = encode(c.dtype, *host);
@@ -96,8 +95,9 @@ Status allocate(const Device &dev, const Config &c, const Problem &p,
 /// Poisons O and LSE with 0xFF bytes (NaN in every dtype), launches, waits,
 /// and reads both back whole (guards included).
 Status runOnce(const Device &dev, const Variant &var, const Config &c,
-               const Problem &p, DeviceProblem &dp, std::array<unsigned, 3> grid,
-               std::vector<std::uint8_t> &o, std::vector<std::uint8_t> &lse) {
+               const Problem &p, DeviceProblem &dp,
+               std::array<unsigned, 3> grid, std::vector<std::uint8_t> &o,
+               std::vector<std::uint8_t> &lse) {
   if (Status s = dp.o.fill(0xFF); !s.ok())
     return s;
   if (Status s = dp.lse.fill(0xFF); !s.ok())
@@ -134,13 +134,11 @@ std::string where(const Problem &p, std::size_t index, int perRow) {
          (perRow > 1 ? " col=" + std::to_string(index % perRow) : "");
 }
 
-
 } // namespace
 
 //===----------------------------------------------------------------------===//
 // Cases
 //===----------------------------------------------------------------------===//
-
 
 void report(Totals &totals, const std::string &line, bool pass,
             const std::string &why) {
@@ -202,7 +200,8 @@ void runCase(const Device &dev, std::vector<Variant *> variants,
     for (int r = 0; r < kRepeats; ++r) {
       Status s = runOnce(dev, *var, c, p, dp, grid, r ? o : o0, r ? lse : lse0);
       if (!s.ok()) {
-        report(totals, head, false, "run " + std::to_string(r) + ": " + s.message());
+        report(totals, head, false,
+               "run " + std::to_string(r) + ": " + s.message());
         totals.fatal = true; // a fault leaves the context unusable
         return;
       }
@@ -222,17 +221,22 @@ void runCase(const Device &dev, std::vector<Variant *> variants,
       why += (why.empty() ? "" : "; ") + w;
     };
     if (e.nonFinite)
-      fail(std::to_string(e.nonFinite) + " O elements not written or NaN/inf, "
-           "first at " + where(p, e.firstNonFinite, p.d));
+      fail(std::to_string(e.nonFinite) +
+           " O elements not written or NaN/inf, "
+           "first at " +
+           where(p, e.firstNonFinite, p.d));
     if (le.nonFinite)
-      fail(std::to_string(le.nonFinite) + " LSE values not written or "
-           "NaN/inf, first at " + where(p, le.firstNonFinite, 1));
+      fail(std::to_string(le.nonFinite) +
+           " LSE values not written or "
+           "NaN/inf, first at " +
+           where(p, le.firstNonFinite, 1));
     if (!allBytes(o0, dp.oElems * eb, 0xFF))
       fail("O written past the last row (rows >= seqlen must stay untouched)");
     if (!allBytes(lse0, dp.lseElems * 4, 0xFF))
       fail("LSE written past the last row");
     if (differingRun)
-      fail("run " + std::to_string(differingRun) + " differs bitwise from run 0");
+      fail("run " + std::to_string(differingRun) +
+           " differs bitwise from run 0");
     if (spec.qScale != 1.0f) {
       double bound = 2 * naiveMaxAbs + 1e-5;
       if (e.relL2 > c.tolerance() && e.maxAbs > bound)
@@ -271,8 +275,8 @@ void runEmptyGrid(const Device &dev, Variant &var, const Config &c,
   std::vector<std::uint8_t> o, lse;
   Status s = runOnce(dev, var, c, p, dp, {0, 4, 1}, o, lse);
   bool pass = s.ok() && allBytes(o, 0, 0xFF) && allBytes(lse, 0, 0xFF);
-  report(totals, head, pass, s.ok() ? (pass ? "" : "memory was written")
-                                    : s.message());
+  report(totals, head, pass,
+         s.ok() ? (pass ? "" : "memory was written") : s.message());
 }
 
 } // namespace tilegpu

@@ -14,9 +14,12 @@ namespace tilegpu {
 
 const char *dtypeName(DType t) {
   switch (t) {
-  case DType::F32: return "f32";
-  case DType::F16: return "f16";
-  case DType::BF16: return "bf16";
+  case DType::F32:
+    return "f32";
+  case DType::F16:
+    return "f16";
+  case DType::BF16:
+    return "bf16";
   }
   return "?";
 }
@@ -125,9 +128,8 @@ void referenceAttention(const Problem &p, const std::vector<float> &q,
     rowMax[std::size_t(bh) * S + std::size_t(i)] = amax;
   });
   if (maxAbsLogit)
-    *maxAbsLogit = rowMax.empty()
-                       ? 0.0
-                       : *std::max_element(rowMax.begin(), rowMax.end());
+    *maxAbsLogit =
+        rowMax.empty() ? 0.0 : *std::max_element(rowMax.begin(), rowMax.end());
 }
 
 void naiveAttentionF32(const Problem &p, const std::vector<float> &q,

@@ -16,14 +16,15 @@ namespace tilegpu {
 
 enum class DType { F32, F16, BF16 };
 
-const char *dtypeName(DType t);          ///< "f32", "f16", "bf16"
-std::size_t dtypeBytes(DType t);         ///< 4 or 2
+const char *dtypeName(DType t);  ///< "f32", "f16", "bf16"
+std::size_t dtypeBytes(DType t); ///< 4 or 2
 /// Rounds every value to `t` in place (what the GPU will see).
 void roundTo(DType t, std::vector<float> &values);
 /// Host bytes of `values` stored as `t`.
 std::vector<std::uint8_t> encode(DType t, const std::vector<float> &values);
 /// Values of `count` elements of type `t` at `bytes`.
-std::vector<float> decode(DType t, const std::uint8_t *bytes, std::size_t count);
+std::vector<float> decode(DType t, const std::uint8_t *bytes,
+                          std::size_t count);
 
 /// One attention problem: tensors [bh, s, d] contiguous, lse [bh, s].
 struct Problem {
@@ -38,7 +39,8 @@ struct Problem {
 void referenceAttention(const Problem &p, const std::vector<float> &q,
                         const std::vector<float> &k,
                         const std::vector<float> &v, std::vector<double> &o,
-                        std::vector<double> &lse, double *maxAbsLogit = nullptr);
+                        std::vector<double> &lse,
+                        double *maxAbsLogit = nullptr);
 
 /// The same computed naively in fp32 (a "same precision" baseline).
 void naiveAttentionF32(const Problem &p, const std::vector<float> &q,
@@ -50,12 +52,13 @@ std::vector<float> randomNormal(std::mt19937_64 &rng, std::size_t n,
                                 float scale = 1.0f);
 
 struct ErrorStats {
-  double relL2 = 0;   ///< ‖out − ref‖₂ / ‖ref‖₂
-  double maxAbs = 0;  ///< max |out − ref|
+  double relL2 = 0;               ///< ‖out − ref‖₂ / ‖ref‖₂
+  double maxAbs = 0;              ///< max |out − ref|
   std::size_t nonFinite = 0;      ///< NaN / inf in `out`
   std::size_t firstNonFinite = 0; ///< index of the first one
 };
-ErrorStats compare(const std::vector<float> &out, const std::vector<double> &ref);
+ErrorStats compare(const std::vector<float> &out,
+                   const std::vector<double> &ref);
 
 /// max over i of |out − ref| / (1 + |ref|) (the LSE criterion), with the
 /// non-finite count.

@@ -2,8 +2,9 @@
 
 // tile-assign-layouts gives every tile of a kernel a #tile.layout: the
 // mma.sync accumulator layout (warps stacked along rows) for 2-D tiles, its
-// row slice for 1-D tiles, mma operand layouts or FMA layouts for dot
-// operands, and explicit tile.convert_layout where an operand differs.
+// row slice for 1-D tiles, blocked 16-byte layouts for loads along a
+// contiguous dimension, the mma A-operand layout for bf16/f16 dots, and
+// explicit tile.convert_layout where an operand differs.
 
 // 2-D default: the m16n8 accumulator, repeated over columns by registers,
 // 4 warps (the default without tile.num_warps) along rows. 1-D default: the
@@ -34,18 +35,23 @@ func.func @two_warps_small_tile() attributes {tile.kernel, tile.num_warps = 2 : 
 
 // -----
 
-// Elementwise ops, splat, addptr, load and store share the default layout of
+// Elementwise ops, splat, addptr and store share the default layout of
 // their shape; expand_dims takes the slice of its result's layout (axis 1:
 // the row layout, no conversion); broadcast takes the layout that makes it a
-// register copy; reduce yields the slice of its operand's layout.
+// register copy; reduce yields the slice of its operand's layout. A load
+// whose pointers are contiguous along a dimension (here rows: p + i) reads
+// 16 bytes (4 f32) per thread along it: its pointers are converted to that
+// blocked layout and its result back for the elementwise user.
 // CHECK-LABEL: func.func @rows_and_broadcast
 // CHECK: %[[IOTA:.*]] = tile.iota : <16xi32, [[ROW:#tile.layout<regs = \[\[8\]\], lanes = \[\[0\], \[0\], \[1\], \[2\], \[4\]\], warps = \[\]>]]>
 // CHECK: %[[COL:.*]] = tile.expand_dims %[[IOTA]] {axis = 1 : i32} : <16xi32, [[ROW]]> -> <16x1xi32, [[COL1:#tile.layout<regs = \[\[8, 0\]\], lanes = \[\[0, 0\], \[0, 0\], \[1, 0\], \[2, 0\], \[4, 0\]\], warps = \[\]>]]>
 // CHECK: %[[BC:.*]] = tile.broadcast %[[COL]] : <16x1xi32, [[COL1]]> -> <16x16xi32, [[ACC:#tile.layout<regs = \[\[0, 1\], \[8, 0\], \[0, 8\]\], lanes = \[\[0, 2\], \[0, 4\], \[1, 0\], \[2, 0\], \[4, 0\]\], warps = \[\]>]]>
 // CHECK: %[[SPLAT:.*]] = tile.splat %{{.*}} : <16x16x!tile.ptr<f32>, [[ACC]]>
 // CHECK: %[[PTRS:.*]] = tile.addptr %[[SPLAT]], %[[BC]] : !tile.tile<16x16x!tile.ptr<f32>, [[ACC]]>, !tile.tile<16x16xi32, [[ACC]]>
-// CHECK: %[[V:.*]] = tile.load %[[PTRS]] : <16x16x!tile.ptr<f32>, [[ACC]]> -> <16x16xf32, [[ACC]]>
-// CHECK: %[[E:.*]] = tile.exp2 %[[V]] : <16x16xf32, [[ACC]]>
+// CHECK: %[[PB:.*]] = tile.convert_layout %[[PTRS]] : <16x16x!tile.ptr<f32>, [[ACC]]> -> <16x16x!tile.ptr<f32>, [[BLK:#tile.layout<regs = \[\[1, 0\], \[2, 0\], \[0, 8\]\], lanes = \[\[4, 0\], \[8, 0\], \[0, 1\], \[0, 2\], \[0, 4\]\], warps = \[\]>]]>
+// CHECK: %[[V:.*]] = tile.load %[[PB]] : <16x16x!tile.ptr<f32>, [[BLK]]> -> <16x16xf32, [[BLK]]>
+// CHECK: %[[VA:.*]] = tile.convert_layout %[[V]] : <16x16xf32, [[BLK]]> -> <16x16xf32, [[ACC]]>
+// CHECK: %[[E:.*]] = tile.exp2 %[[VA]] : <16x16xf32, [[ACC]]>
 // CHECK: %[[R:.*]] = tile.reduce max %[[E]] {axis = 1 : i32} : <16x16xf32, [[ACC]]> -> <16xf32, [[ROW]]>
 // CHECK-NOT: tile.convert_layout
 // CHECK: tile.store %[[PTRS]], %[[E]] : <16x16x!tile.ptr<f32>, [[ACC]]>, <16x16xf32, [[ACC]]>
@@ -59,6 +65,36 @@ func.func @rows_and_broadcast(%p: !tile.ptr<f32>) attributes {tile.kernel, tile.
   %6 = tile.exp2 %5 : !tile.tile<16x16xf32>
   %7 = tile.reduce max %6 {axis = 1 : i32} : !tile.tile<16x16xf32> -> !tile.tile<16xf32>
   tile.store %4, %6 : !tile.tile<16x16x!tile.ptr<f32>>, !tile.tile<16x16xf32>
+  return
+}
+
+// -----
+
+// A row-major [64, 64] bf16 load (p + 64 * row + col) on 4 warps: 8
+// consecutive columns (16 bytes) per thread, 8 lanes across the 64 columns,
+// the other lanes and the warps down the rows. A load from one splat
+// address has no contiguous dimension and keeps the default layout.
+// CHECK-LABEL: func.func @coalesced_load
+// CHECK: %[[P:.*]] = tile.addptr %{{.*}}, %{{.*}} : !tile.tile<64x64x!tile.ptr<bf16>, [[ACC:#tile.layout<[^>]*>]]>
+// CHECK: %[[PB:.*]] = tile.convert_layout %[[P]] : <64x64x!tile.ptr<bf16>, [[ACC]]> -> <64x64x!tile.ptr<bf16>, [[BLK:#tile.layout<regs = \[\[0, 1\], \[0, 2\], \[0, 4\], \[16, 0\], \[32, 0\]\], lanes = \[\[0, 8\], \[0, 16\], \[0, 32\], \[1, 0\], \[2, 0\]\], warps = \[\[4, 0\], \[8, 0\]\]>]]>
+// CHECK: tile.load %[[PB]] : <64x64x!tile.ptr<bf16>, [[BLK]]> -> <64x64xbf16, [[BLK]]>
+// CHECK: %[[S:.*]] = tile.splat %{{.*}} : <64x64x!tile.ptr<bf16>, [[ACC]]>
+// CHECK-NOT: tile.convert_layout
+// CHECK: tile.load %[[S]] : <64x64x!tile.ptr<bf16>, [[ACC]]> -> <64x64xbf16, [[ACC]]>
+func.func @coalesced_load(%p: !tile.ptr<bf16>) attributes {tile.kernel} {
+  %i = tile.iota : !tile.tile<64xi32>
+  %r = tile.expand_dims %i {axis = 1 : i32} : !tile.tile<64xi32> -> !tile.tile<64x1xi32>
+  %ld = tile.full 64 : i32 : !tile.tile<64x1xi32>
+  %ro = tile.mul %r, %ld : !tile.tile<64x1xi32>
+  %c = tile.expand_dims %i {axis = 0 : i32} : !tile.tile<64xi32> -> !tile.tile<1x64xi32>
+  %rb = tile.broadcast %ro : !tile.tile<64x1xi32> -> !tile.tile<64x64xi32>
+  %cb = tile.broadcast %c : !tile.tile<1x64xi32> -> !tile.tile<64x64xi32>
+  %off = tile.add %rb, %cb : !tile.tile<64x64xi32>
+  %s = tile.splat %p : !tile.tile<64x64x!tile.ptr<bf16>>
+  %ptrs = tile.addptr %s, %off : !tile.tile<64x64x!tile.ptr<bf16>>, !tile.tile<64x64xi32>
+  %v = tile.load %ptrs : !tile.tile<64x64x!tile.ptr<bf16>> -> !tile.tile<64x64xbf16>
+  %s2 = tile.splat %p : !tile.tile<64x64x!tile.ptr<bf16>>
+  %w = tile.load %s2 : !tile.tile<64x64x!tile.ptr<bf16>> -> !tile.tile<64x64xbf16>
   return
 }
 
@@ -83,17 +119,15 @@ func.func @expand_axis0() attributes {tile.kernel} {
 // -----
 
 // bf16 dot: A (MxK) in the m16k16 operand layout, which is the default layout
-// of its shape (no conversion); B (KxN) in the k16n8 operand layout,
-// replicated over the warps (converted from its load); the accumulator and
-// the result in the accumulator layout, whose bases equal A's here.
+// of its shape (no conversion); B (KxN) keeps the layout it has (the
+// lowering stages it through shared memory); the accumulator and the result
+// in the accumulator layout, whose bases equal A's here.
 // CHECK-LABEL: func.func @dot_bf16
 // CHECK: %[[A:.*]] = tile.load %{{.*}} -> <64x16xbf16, [[OPA:#tile.layout<regs = \[\[0, 1\], \[8, 0\], \[0, 8\]\], lanes = \[\[0, 2\], \[0, 4\], \[1, 0\], \[2, 0\], \[4, 0\]\], warps = \[\[16, 0\], \[32, 0\]\]>]]>
-// CHECK: %[[B:.*]] = tile.load %{{.*}} -> <16x16xbf16, [[BDEF:#tile.layout<[^>]*>]]>
+// CHECK: %[[B:.*]] = tile.load %{{.*}} -> <16x16xbf16, [[BDEF:#tile.layout<regs = \[\[0, 1\], \[8, 0\], \[0, 8\]\], lanes = \[\[0, 2\], \[0, 4\], \[1, 0\], \[2, 0\], \[4, 0\]\], warps = \[\[0, 0\], \[0, 0\]\]>]]>
 // CHECK: %[[C:.*]] = tile.full 0.000000e+00 : f32 : <64x16xf32, [[OPA]]>
-// CHECK-NOT: tile.convert_layout %[[A]]
-// CHECK: %[[BC:.*]] = tile.convert_layout %[[B]] : <16x16xbf16, [[BDEF]]> -> <16x16xbf16, [[OPB:#tile.layout<regs = \[\[1, 0\], \[8, 0\], \[0, 8\]\], lanes = \[\[2, 0\], \[4, 0\], \[0, 1\], \[0, 2\], \[0, 4\]\], warps = \[\[0, 0\], \[0, 0\]\]>]]>
 // CHECK-NOT: tile.convert_layout
-// CHECK: tile.dot %[[A]], %[[BC]], %[[C]] : <64x16xbf16, [[OPA]]>, <16x16xbf16, [[OPB]]>, <64x16xf32, [[OPA]]>
+// CHECK: tile.dot %[[A]], %[[B]], %[[C]] : <64x16xbf16, [[OPA]]>, <16x16xbf16, [[BDEF]]>, <64x16xf32, [[OPA]]>
 func.func @dot_bf16(%p: !tile.ptr<bf16>) attributes {tile.kernel, tile.num_warps = 4 : i64} {
   %pa = tile.splat %p : !tile.tile<64x16x!tile.ptr<bf16>>
   %a = tile.load %pa : !tile.tile<64x16x!tile.ptr<bf16>> -> !tile.tile<64x16xbf16>
@@ -106,23 +140,38 @@ func.func @dot_bf16(%p: !tile.ptr<bf16>) attributes {tile.kernel, tile.num_warps
 
 // -----
 
-// IEEE fp32 dot: A holds, per accumulator row, the whole K extent in
-// registers (column lanes replicated); B holds per accumulator column the
-// whole K extent (row lanes replicated).
-// CHECK-LABEL: func.func @dot_f32_fma
-// CHECK: %[[A:.*]] = tile.load %{{.*}} -> <16x8xf32, [[ACC:#tile.layout<regs = \[\[0, 1\], \[8, 0\]\], lanes = \[\[0, 2\], \[0, 4\], \[1, 0\], \[2, 0\], \[4, 0\]\], warps = \[\]>]]>
-// CHECK: %[[B:.*]] = tile.load %{{.*}} -> <8x8xf32, [[BDEF:#tile.layout<[^>]*>]]>
-// CHECK: %[[C:.*]] = tile.full {{.*}} : <16x8xf32, [[ACC]]>
-// CHECK: %[[AC:.*]] = tile.convert_layout %[[A]] : <16x8xf32, [[ACC]]> -> <16x8xf32, [[FA:#tile.layout<regs = \[\[8, 0\], \[0, 1\], \[0, 2\], \[0, 4\]\], lanes = \[\[0, 0\], \[0, 0\], \[1, 0\], \[2, 0\], \[4, 0\]\], warps = \[\]>]]>
-// CHECK: %[[BC:.*]] = tile.convert_layout %[[B]] : <8x8xf32, [[BDEF]]> -> <8x8xf32, [[FB:#tile.layout<regs = \[\[0, 1\], \[1, 0\], \[2, 0\], \[4, 0\]\], lanes = \[\[0, 2\], \[0, 4\], \[0, 0\], \[0, 0\], \[0, 0\]\], warps = \[\]>]]>
-// CHECK: tile.dot %[[AC]], %[[BC]], %[[C]] : <16x8xf32, [[FA]]>, <8x8xf32, [[FB]]>, <16x8xf32, [[ACC]]>
-func.func @dot_f32_fma(%p: !tile.ptr<f32>) attributes {tile.kernel, tile.num_warps = 1 : i64} {
-  %pa = tile.splat %p : !tile.tile<16x8x!tile.ptr<f32>>
-  %a = tile.load %pa : !tile.tile<16x8x!tile.ptr<f32>> -> !tile.tile<16x8xf32>
-  %pb = tile.splat %p : !tile.tile<8x8x!tile.ptr<f32>>
-  %b = tile.load %pb : !tile.tile<8x8x!tile.ptr<f32>> -> !tile.tile<8x8xf32>
+// A bf16 A operand that is not in the operand layout (a transposed tile) is
+// converted to it.
+// CHECK-LABEL: func.func @dot_bf16_converts_a
+// CHECK: %[[T:.*]] = tile.trans %{{.*}} -> <16x16xbf16, [[TR:#tile.layout<regs = \[\[1, 0\], \[0, 8\], \[8, 0\]\][^>]*>]]>
+// CHECK: %[[AC:.*]] = tile.convert_layout %[[T]] : <16x16xbf16, [[TR]]> -> <16x16xbf16, #tile.layout<regs = {{\[}}[0, 1], [8, 0], [0, 8]], lanes = {{\[}}[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warps = []>>
+// CHECK: tile.dot %[[AC]],
+func.func @dot_bf16_converts_a() attributes {tile.kernel, tile.num_warps = 1 : i64} {
+  %a = tile.full 1.0 : bf16 : !tile.tile<16x16xbf16>
+  %t = tile.trans %a : !tile.tile<16x16xbf16> -> !tile.tile<16x16xbf16>
+  %b = tile.full 1.0 : bf16 : !tile.tile<16x8xbf16>
   %c = tile.full 0.0 : f32 : !tile.tile<16x8xf32>
-  %d = tile.dot %a, %b, %c : !tile.tile<16x8xf32>, !tile.tile<8x8xf32>, !tile.tile<16x8xf32>
+  %d = tile.dot %t, %b, %c : !tile.tile<16x16xbf16>, !tile.tile<16x8xbf16>, !tile.tile<16x8xf32>
+  return
+}
+
+// -----
+
+// IEEE fp32 dot: the lowering stages both operands in shared memory, so A
+// and B are in their default layouts (converted if need be) and the
+// accumulator in the accumulator layout.
+// CHECK-LABEL: func.func @dot_f32
+// CHECK: %[[A:.*]] = tile.full 1.000000e+00 : f32 : <16x8xf32, [[ACC:#tile.layout<regs = \[\[0, 1\], \[8, 0\]\], lanes = \[\[0, 2\], \[0, 4\], \[1, 0\], \[2, 0\], \[4, 0\]\], warps = \[\]>]]>
+// CHECK: %[[T:.*]] = tile.trans %{{.*}} : <8x8xf32, [[B8:#tile.layout<regs = \[\[0, 1\]\], lanes = \[\[0, 2\], \[0, 4\], \[1, 0\], \[2, 0\], \[4, 0\]\], warps = \[\]>]]> -> <8x8xf32, [[B8T:#tile.layout<[^>]*>]]>
+// CHECK: %[[C:.*]] = tile.full 0.000000e+00 : f32 : <16x8xf32, [[ACC]]>
+// CHECK: %[[BC:.*]] = tile.convert_layout %[[T]] : <8x8xf32, [[B8T]]> -> <8x8xf32, [[B8]]>
+// CHECK-NEXT: tile.dot %[[A]], %[[BC]], %[[C]] : <16x8xf32, [[ACC]]>, <8x8xf32, [[B8]]>, <16x8xf32, [[ACC]]>
+func.func @dot_f32() attributes {tile.kernel, tile.num_warps = 1 : i64} {
+  %a = tile.full 1.0 : f32 : !tile.tile<16x8xf32>
+  %b = tile.full 2.0 : f32 : !tile.tile<8x8xf32>
+  %t = tile.trans %b : !tile.tile<8x8xf32> -> !tile.tile<8x8xf32>
+  %c = tile.full 0.0 : f32 : !tile.tile<16x8xf32>
+  %d = tile.dot %a, %t, %c : !tile.tile<16x8xf32>, !tile.tile<8x8xf32>, !tile.tile<16x8xf32>
   return
 }
 

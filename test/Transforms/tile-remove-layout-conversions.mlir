@@ -54,15 +54,17 @@ func.func @remat_shared_cheap_value() -> (!tile.tile<16xf32, #row>, !tile.tile<1
 #col = #tile.layout<regs = [[1], [8]], lanes = [[2], [4], [0], [0], [0]], warps = []>
 
 // A load with one use is issued directly in the wanted layout, and so are
-// its pointer computation and mask.
+// its pointer computation and mask (the iota they share is recomputed once
+// for each: the pass does not CSE).
 // CHECK-LABEL: func.func @sink_into_single_use_load
 // CHECK-SAME: (%[[P:.*]]: !tile.ptr<f32>, %[[N:.*]]: i32)
 // CHECK-NOT: tile.convert_layout
-// CHECK-DAG: %[[I:.*]] = tile.iota : <16xi32, [[COL:#tile.layout<regs = \[\[1\], \[8\]\], lanes = \[\[2\], \[4\], \[0\], \[0\], \[0\]\], warps = \[\]>]]>
-// CHECK-DAG: %[[S:.*]] = tile.splat %[[P]] : <16x!tile.ptr<f32>, [[COL]]>
-// CHECK-DAG: %[[PTRS:.*]] = tile.addptr %[[S]], %[[I]] : !tile.tile<16x!tile.ptr<f32>, [[COL]]>, !tile.tile<16xi32, [[COL]]>
+// CHECK-DAG: %[[S:.*]] = tile.splat %[[P]] : <16x!tile.ptr<f32>, [[COL:#tile.layout<regs = \[\[1\], \[8\]\], lanes = \[\[2\], \[4\], \[0\], \[0\], \[0\]\], warps = \[\]>]]>
+// CHECK-DAG: %[[I:.*]] = tile.iota : <16xi32, #tile.layout<regs = {{\[}}[1], [8]], lanes = {{\[}}[2], [4], [0], [0], [0]], warps = []>>
+// CHECK: %[[PTRS:.*]] = tile.addptr %[[S]], %[[I]] : !tile.tile<16x!tile.ptr<f32>, [[COL]]>, !tile.tile<16xi32, [[COL]]>
+// CHECK-DAG: %[[I2:.*]] = tile.iota : <16xi32, [[COL]]>
 // CHECK-DAG: %[[NS:.*]] = tile.splat %[[N]] : <16xi32, [[COL]]>
-// CHECK-DAG: %[[M:.*]] = tile.cmp lt %[[I]], %[[NS]] : <16xi32, [[COL]]> -> <16xi1, [[COL]]>
+// CHECK: %[[M:.*]] = tile.cmp lt %[[I2]], %[[NS]] : <16xi32, [[COL]]> -> <16xi1, [[COL]]>
 // CHECK: %[[L:.*]] = tile.load %[[PTRS]], %[[M]] : <16x!tile.ptr<f32>, [[COL]]>, !tile.tile<16xi1, [[COL]]> -> <16xf32, [[COL]]>
 // CHECK-NOT: tile.convert_layout
 // CHECK: return %[[L]]

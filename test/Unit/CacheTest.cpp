@@ -1,4 +1,5 @@
-//===- CacheTest.cpp - cache keys, memory/disk cache, JIT with a fake compiler ===//
+//===- CacheTest.cpp - cache keys, memory/disk cache, JIT with a fake compiler
+//===//
 //
 // Links TileJITCore only: the compiler is a fake that counts its calls, so
 // these tests need neither LLVM nor a GPU.
@@ -95,7 +96,8 @@ TEST(CacheKey, EveryInputChangesTheKey) {
   };
   EXPECT_TRUE(differs([](CacheKeyInputs &in) { in.source += " "; }));
   EXPECT_TRUE(differs([](CacheKeyInputs &in) { in.defines["D"] = "64"; }));
-  EXPECT_TRUE(differs([](CacheKeyInputs &in) { in.defines["CAUSAL"] = "false"; }));
+  EXPECT_TRUE(
+      differs([](CacheKeyInputs &in) { in.defines["CAUSAL"] = "false"; }));
   EXPECT_TRUE(differs([](CacheKeyInputs &in) { in.defines["T"] = "f16"; }));
   EXPECT_TRUE(differs([](CacheKeyInputs &in) { in.defines.erase("D"); }));
   EXPECT_TRUE(differs([](CacheKeyInputs &in) { in.kernel = ""; }));
@@ -343,7 +345,8 @@ TEST(JITCache, NoArchAndNoGPUIsAClearError) {
   JIT jit(o, compiler.fn());
   auto a = jit.compileSource(kSource, "k.tile");
   ASSERT_FALSE(a);
-  EXPECT_TRUE(contains(a.error(), "JIT: cannot pick a target arch")) << a.error();
+  EXPECT_TRUE(contains(a.error(), "JIT: cannot pick a target arch"))
+      << a.error();
   EXPECT_TRUE(contains(a.error(), "no CUDA driver")) << a.error();
   EXPECT_EQ(compiler.calls, 0);
   EXPECT_TRUE(jit.compileSource(kSource, "k.tile", {}, "", "sm_80"));

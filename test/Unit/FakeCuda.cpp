@@ -20,25 +20,39 @@ struct FakeModule {
 
 const char *errorName(int e) {
   switch (e) {
-  case 0: return "CUDA_SUCCESS";
-  case 1: return "CUDA_ERROR_INVALID_VALUE";
-  case 2: return "CUDA_ERROR_OUT_OF_MEMORY";
-  case 100: return "CUDA_ERROR_NO_DEVICE";
-  case 218: return "CUDA_ERROR_INVALID_PTX";
-  case 500: return "CUDA_ERROR_NOT_FOUND";
-  default: return nullptr;
+  case 0:
+    return "CUDA_SUCCESS";
+  case 1:
+    return "CUDA_ERROR_INVALID_VALUE";
+  case 2:
+    return "CUDA_ERROR_OUT_OF_MEMORY";
+  case 100:
+    return "CUDA_ERROR_NO_DEVICE";
+  case 218:
+    return "CUDA_ERROR_INVALID_PTX";
+  case 500:
+    return "CUDA_ERROR_NOT_FOUND";
+  default:
+    return nullptr;
   }
 }
 
 const char *errorString(int e) {
   switch (e) {
-  case 0: return "no error";
-  case 1: return "invalid argument";
-  case 2: return "out of memory";
-  case 100: return "no CUDA-capable device is detected";
-  case 218: return "a PTX JIT compilation failed";
-  case 500: return "named symbol not found";
-  default: return nullptr;
+  case 0:
+    return "no error";
+  case 1:
+    return "invalid argument";
+  case 2:
+    return "out of memory";
+  case 100:
+    return "no CUDA-capable device is detected";
+  case 218:
+    return "a PTX JIT compilation failed";
+  case 500:
+    return "named symbol not found";
+  default:
+    return nullptr;
   }
 }
 
@@ -63,10 +77,17 @@ extern "C" {
 FakeCudaState *fakecuda_state() { return &state; }
 
 int cuInit(unsigned) { return mode() == "noinit" ? 100 : 0; }
-int cuDriverGetVersion(int *v) { *v = 12040; return 0; }
-int cuDeviceGetCount(int *n) { *n = mode() == "nodevices" ? 0 : 1; return 0; }
+int cuDriverGetVersion(int *v) {
+  *v = 12040;
+  return 0;
+}
+int cuDeviceGetCount(int *n) {
+  *n = mode() == "nodevices" ? 0 : 1;
+  return 0;
+}
 int cuDeviceGet(int *d, int ordinal) {
-  if (ordinal != 0) return 1;
+  if (ordinal != 0)
+    return 1;
   *d = 0;
   return 0;
 }
@@ -77,12 +98,23 @@ int cuDeviceGetName(char *name, int len, int) {
 int cuDeviceGetAttribute(int *v, int attr, int) {
   bool sm80 = mode() == "sm80";
   switch (attr) {
-  case 1: *v = 1024; return 0;
-  case 16: *v = 132; return 0;
-  case 75: *v = sm80 ? 8 : 9; return 0;
-  case 76: *v = 0; return 0;
-  case 97: *v = sm80 ? 166912 : 232448; return 0;
-  default: return 1;
+  case 1:
+    *v = 1024;
+    return 0;
+  case 16:
+    *v = 132;
+    return 0;
+  case 75:
+    *v = sm80 ? 8 : 9;
+    return 0;
+  case 76:
+    *v = 0;
+    return 0;
+  case 97:
+    *v = sm80 ? 166912 : 232448;
+    return 0;
+  default:
+    return 1;
   }
 }
 int cuDevicePrimaryCtxRetain(void **ctx, int) {
@@ -90,7 +122,10 @@ int cuDevicePrimaryCtxRetain(void **ctx, int) {
   *ctx = &state;
   return 0;
 }
-int cuDevicePrimaryCtxRelease_v2(int) { ++state.releases; return 0; }
+int cuDevicePrimaryCtxRelease_v2(int) {
+  ++state.releases;
+  return 0;
+}
 int cuCtxSetCurrent(void *) { return 0; }
 int cuCtxSynchronize() { return 0; }
 
@@ -134,8 +169,12 @@ int cuLaunchKernel(void *, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                    unsigned by, unsigned bz, unsigned smem, void *,
                    void **params, void **) {
   ++state.launches;
-  state.grid[0] = gx; state.grid[1] = gy; state.grid[2] = gz;
-  state.block[0] = bx; state.block[1] = by; state.block[2] = bz;
+  state.grid[0] = gx;
+  state.grid[1] = gy;
+  state.grid[2] = gz;
+  state.block[0] = bx;
+  state.block[1] = by;
+  state.block[2] = bz;
   state.sharedMem = smem;
   for (int i = 0; i < state.paramCount && i < 16; ++i)
     std::memcpy(&state.params[i], params[i], 8);
@@ -143,7 +182,8 @@ int cuLaunchKernel(void *, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
 }
 
 int cuMemAlloc_v2(unsigned long long *p, std::size_t bytes) {
-  if (bytes > (std::size_t(1) << 40)) return 2;
+  if (bytes > (std::size_t(1) << 40))
+    return 2;
   ++state.allocs;
   *p = reinterpret_cast<unsigned long long>(std::malloc(bytes));
   return 0;
@@ -166,11 +206,20 @@ int cuMemsetD8_v2(unsigned long long dst, unsigned char v, std::size_t n) {
   return 0;
 }
 
-int cuEventCreate(void **e, unsigned) { *e = new int(0); return 0; }
+int cuEventCreate(void **e, unsigned) {
+  *e = new int(0);
+  return 0;
+}
 int cuEventRecord(void *, void *) { return 0; }
 int cuEventSynchronize(void *) { return 0; }
-int cuEventElapsedTime(float *ms, void *, void *) { *ms = 1.5f; return 0; }
-int cuEventDestroy_v2(void *e) { delete static_cast<int *>(e); return 0; }
+int cuEventElapsedTime(float *ms, void *, void *) {
+  *ms = 1.5f;
+  return 0;
+}
+int cuEventDestroy_v2(void *e) {
+  delete static_cast<int *>(e);
+  return 0;
+}
 
 int cuGetErrorName(int e, const char **s) {
   *s = errorName(e);

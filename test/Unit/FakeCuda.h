@@ -1,4 +1,5 @@
-//===- FakeCuda.h - what the fake driver records, for the tests --*- C++ -*-===//
+//===- FakeCuda.h - what the fake driver records, for the tests --*- C++
+//-*-===//
 //
 // libtile-fakecuda.so implements the cu* entry points the runtime resolves,
 // backed by host memory, with canned failures chosen by $FAKECUDA_MODE:
@@ -19,10 +20,10 @@ struct FakeCudaState {
   char lastImageKind[8]; ///< "ptx" or "cubin"
   int launches;
   unsigned grid[3], block[3], sharedMem;
-  int paramCount;                 ///< set by the test before a launch
-  unsigned long long params[16];  ///< first 8 bytes of each parameter
-  int maxDynamicShared;           ///< last cuFuncSetAttribute value
-  int staticShared;               ///< what cuFuncGetAttribute reports
+  int paramCount;                ///< set by the test before a launch
+  unsigned long long params[16]; ///< first 8 bytes of each parameter
+  int maxDynamicShared;          ///< last cuFuncSetAttribute value
+  int staticShared;              ///< what cuFuncGetAttribute reports
 };
 
 extern "C" FakeCudaState *fakecuda_state();

@@ -42,7 +42,8 @@ TEST(JITCompile, FlashForwardCompilesOnceAndHitsTheCache) {
     EXPECT_EQ(m.params[5].type, "i32");
     EXPECT_EQ(m.params[6].type, "f32");
     EXPECT_TRUE(m.constants.count("BM")) << m.toJSON();
-    EXPECT_TRUE(contains((*a)->ptx, ".entry flash_fwd")) << (*a)->ptx.substr(0, 400);
+    EXPECT_TRUE(contains((*a)->ptx, ".entry flash_fwd"))
+        << (*a)->ptx.substr(0, 400);
     EXPECT_TRUE(contains((*a)->ptx, ".target sm_80"));
     key = (*a)->key;
 

@@ -11,11 +11,11 @@ namespace {
 Manifest sample() {
   Manifest m;
   m.kernelName = "flash_fwd";
-  m.params = {{"q", "ptr<bf16>"}, {"k", "ptr<bf16>"}, {"v", "ptr<bf16>"},
+  m.params = {{"q", "ptr<bf16>"}, {"k", "ptr<bf16>"},  {"v", "ptr<bf16>"},
               {"o", "ptr<bf16>"}, {"lse", "ptr<f32>"}, {"seqlen", "i32"},
               {"sm_scale", "f32"}};
-  m.constants = {{"BM", "128"}, {"BN", "64"}, {"CAUSAL", "true"},
-                 {"T", "bf16"}};
+  m.constants = {
+      {"BM", "128"}, {"BN", "64"}, {"CAUSAL", "true"}, {"T", "bf16"}};
   m.blockSize = 128;
   m.sharedMemoryBytes = 98304;
   m.arch = "sm_90a";
@@ -122,8 +122,7 @@ TEST(Manifest, SchemaErrorsNameTheKey) {
                            "integer in 0..2^31-1, got 12.5");
   j = json;
   j.replace(j.find("\"type\": \"i32\""), 13, "\"tipe\": \"i32\"");
-  EXPECT_EQ(parseError(j),
-            "invalid manifest: params[5]: missing key \"type\"");
+  EXPECT_EQ(parseError(j), "invalid manifest: params[5]: missing key \"type\"");
   j = json;
   j.replace(j.find("\"params\": ["), 11, "\"params\": {\"a\": [");
   j.replace(j.find("\n  ],"), 5, "\n  ]},");

@@ -5,9 +5,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tile/Runtime.h"
 #include "FakeCuda.h"
 #include "TestUtil.h"
-#include "tile/Runtime.h"
 
 #include <gtest/gtest.h>
 
@@ -43,7 +43,7 @@ struct FakeDriver {
 Manifest flashManifest() {
   Manifest m;
   m.kernelName = "flash_fwd";
-  m.params = {{"q", "ptr<bf16>"}, {"k", "ptr<bf16>"}, {"v", "ptr<bf16>"},
+  m.params = {{"q", "ptr<bf16>"}, {"k", "ptr<bf16>"},  {"v", "ptr<bf16>"},
               {"o", "ptr<bf16>"}, {"lse", "ptr<f32>"}, {"seqlen", "i32"},
               {"sm_scale", "f32"}};
   m.blockSize = 128;
@@ -52,10 +52,11 @@ Manifest flashManifest() {
 }
 
 std::vector<KernelArg> flashArgs() {
-  return {KernelArg::pointer(0x1000, "bf16"), KernelArg::pointer(0x2000, "bf16"),
-          KernelArg::pointer(0x3000, "bf16"), KernelArg::pointer(0x4000, "bf16"),
-          KernelArg::pointer(0x5000, "f32"),  KernelArg::int32(1000),
-          KernelArg::float32(0.125f)};
+  return {
+      KernelArg::pointer(0x1000, "bf16"), KernelArg::pointer(0x2000, "bf16"),
+      KernelArg::pointer(0x3000, "bf16"), KernelArg::pointer(0x4000, "bf16"),
+      KernelArg::pointer(0x5000, "f32"),  KernelArg::int32(1000),
+      KernelArg::float32(0.125f)};
 }
 
 const char *kPTX = "//\n.version 8.0\n.target sm_80\n.visible .entry "
@@ -85,9 +86,9 @@ TEST(Runtime, DefaultDriverPath) {
   EXPECT_EQ(driverPath(), "libcuda.so.1");
   Expected<Device> dev = Device::open();
   if (!dev) { // a machine without a GPU: the message says which of the two
-    EXPECT_TRUE(dev.error().rfind("no CUDA driver (libcuda.so.1 not found)",
-                                  0) == 0 ||
-                dev.error().rfind("no GPU", 0) == 0)
+    EXPECT_TRUE(
+        dev.error().rfind("no CUDA driver (libcuda.so.1 not found)", 0) == 0 ||
+        dev.error().rfind("no GPU", 0) == 0)
         << dev.error();
   }
 }
@@ -397,7 +398,8 @@ TEST(Runtime, BundleErrors) {
   Expected<Kernel> k = loadBundle(*dev, prefix);
   ASSERT_FALSE(k);
   EXPECT_EQ(k.error(), "loading bundle '" + prefix + "': cannot read '" +
-                           prefix + ".manifest.json': No such file or directory");
+                           prefix +
+                           ".manifest.json': No such file or directory");
 
   std::ofstream(prefix + ".manifest.json") << "{\"kernelName\": ";
   k = loadBundle(*dev, prefix);

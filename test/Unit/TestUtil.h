@@ -1,4 +1,5 @@
-//===- TestUtil.h - environment and temp-dir helpers for unit tests -*- C++ -*-===//
+//===- TestUtil.h - environment and temp-dir helpers for unit tests -*- C++
+//-*-===//
 #pragma once
 
 #include <cstdlib>
@@ -37,8 +38,8 @@ private:
 class TempDir {
 public:
   TempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() /
-                        "tilec-test-XXXXXX").string();
+    std::string tmpl =
+        (std::filesystem::temp_directory_path() / "tilec-test-XXXXXX").string();
     path_ = ::mkdtemp(tmpl.data()) ? tmpl : std::string();
   }
   ~TempDir() {
