@@ -1,5 +1,4 @@
-//===- JIT.h - compile .tile source at run time, cache it, launch it -*- C++
-//-*-===//
+//===- JIT.h - compile .tile at run time, cache, launch ------- -*- C++ -*-===//
 //
 // compile → cache (memory + disk, keyed by source, defines, kernel, arch and
 // tool versions) → load → launch with typed argument checks.

@@ -1,5 +1,4 @@
-//===- Runtime.h - load and launch tilec kernels through the CUDA driver -*- C++
-//-*-===//
+//===- Runtime.h - load and launch kernels (CUDA driver) ------ -*- C++ -*-===//
 //
 // A thin, exception-free layer over the CUDA driver API. libcuda.so.1 is
 // opened with dlopen on first use (env TILEC_CUDA_DRIVER overrides the path),
@@ -12,7 +11,8 @@
 //   tile::Expected<tile::Device> dev = tile::Device::open();
 //   if (!dev) { fprintf(stderr, "%s\n", dev.error().c_str()); return 1; }
 //   auto kernel = tile::loadBundle(*dev, "out/flash_fwd");
-//   kernel->launch({grid_x, bh, 1}, {tile::KernelArg::pointer(q, "bf16"), …});
+//   kernel->launch({grid_x, bh, 1},
+//                  {tile::KernelArg::pointer(q, "bf16"), …});
 //
 //===----------------------------------------------------------------------===//
 #pragma once

@@ -1,5 +1,4 @@
-//===- Buffer.cpp - device memory with RAII free
-//---------------------------===//
+//===- Buffer.cpp - device memory with RAII free --------------------------===//
 
 #include "CudaApi.h"
 

@@ -1,5 +1,4 @@
-//===- CudaApi.h - the CUDA driver entry points tilec uses -------*- C++
-//-*-===//
+//===- CudaApi.h - the CUDA driver entry points tilec uses ---- -*- C++ -*-===//
 //
 // The few driver types and functions the runtime needs, declared here so that
 // tilec builds without cuda.h (tinygrad-style). Values match cuda.h.

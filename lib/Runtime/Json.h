@@ -1,4 +1,4 @@
-//===- Json.h - a small JSON reader/writer for the manifest -----*- C++ -*-===//
+//===- Json.h - a small JSON reader/writer for the manifest --- -*- C++ -*-===//
 //
 // Internal to TileRuntime. A general value parser (objects, arrays, strings
 // with escapes and surrogate pairs, numbers, true/false/null) that reports

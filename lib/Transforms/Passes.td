@@ -42,4 +42,18 @@ def TileFoldScale : Pass<"tile-fold-scale", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::tile::TileDialect", "mlir::arith::ArithDialect"];
 }
 
+def TilePipelineLoads : Pass<"tile-pipeline-loads", "mlir::ModuleOp"> {
+  let summary = "Prefetch next-iteration loads of scf.for loops";
+  let description = [{
+    Pipeline stage 5 (register stage). A `tile.load` in a loop body whose
+    address, mask and `other` depend only on the induction variable and on
+    values defined outside the loop is issued one iteration ahead: the first
+    load moves before the loop, each iteration loads for the next one (masked
+    off past the upper bound) and uses the value carried from the previous
+    one. Global-memory latency then overlaps the current iteration's work.
+  }];
+  let dependentDialects = ["mlir::tile::TileDialect", "mlir::arith::ArithDialect",
+                           "mlir::scf::SCFDialect"];
+}
+
 #endif // TILE_TRANSFORMS_PASSES

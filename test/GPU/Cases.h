@@ -1,5 +1,4 @@
-//===- Cases.h - flash_fwd parity cases on the GPU ---------------*- C++
-//-*-===//
+//===- Cases.h - flash_fwd parity cases on the GPU ------------ -*- C++ -*-===//
 //
 // One case: fresh seeded inputs, the fp64 reference, then for each variant
 // (JIT, AOT) 5 launches into NaN-poisoned outputs with guard rows after them,

@@ -1,4 +1,4 @@
-//===- Reference.h - CPU attention references and dtype helpers -*- C++ -*-===//
+//===- Reference.h - CPU attention references, dtypes --------- -*- C++ -*-===//
 //
 // For the GPU parity suite: an fp64 reference (multithreaded), a naive fp32
 // one (FlashAttention's "same precision" baseline), host encode/decode of

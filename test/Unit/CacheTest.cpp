@@ -1,5 +1,4 @@
-//===- CacheTest.cpp - cache keys, memory/disk cache, JIT with a fake compiler
-//===//
+//===- CacheTest.cpp - cache keys, the kernel cache, JIT (fake compiler) --===//
 //
 // Links TileJITCore only: the compiler is a fake that counts its calls, so
 // these tests need neither LLVM nor a GPU.

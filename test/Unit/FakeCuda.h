@@ -1,5 +1,4 @@
-//===- FakeCuda.h - what the fake driver records, for the tests --*- C++
-//-*-===//
+//===- FakeCuda.h - what the fake driver records -------------- -*- C++ -*-===//
 //
 // libtile-fakecuda.so implements the cu* entry points the runtime resolves,
 // backed by host memory, with canned failures chosen by $FAKECUDA_MODE:

@@ -1,5 +1,4 @@
-//===- TestUtil.h - environment and temp-dir helpers for unit tests -*- C++
-//-*-===//
+//===- TestUtil.h - env and temp-dir helpers for tests -------- -*- C++ -*-===//
 #pragma once
 
 #include <cstdlib>
