@@ -87,6 +87,8 @@ tar -C "$OUT_DIR" -cJf "$OUT_DIR/$NAME.tar.xz" "$NAME"
 size=$(stat -c %s "$OUT_DIR/$NAME.tar.xz")
 echo "==== $(realpath --relative-to="$ROOT" "$OUT_DIR/$NAME.tar.xz"): $((size / 1024)) KiB" \
      "(unpacked $(du -sk "$STAGE" | cut -f1) KiB)"
+# Only the archive and run-gpu.sh stay: the directory is what gets carried.
+rm -rf "$STAGE"
 if ((size > MAX_MIB * 1024 * 1024)); then
   echo "error: the bundle is over ${MAX_MIB} MiB" >&2
   exit 1

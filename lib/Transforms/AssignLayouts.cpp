@@ -3,7 +3,7 @@
 // Post-conditions: every tile type in a kernel carries a #tile.layout; each
 // op's operands have the layouts the op's lowering expects (see
 // requiredOperandLayout), with explicit tile.convert_layout where the
-// producer's layout differs; loop-carried tiles use the default layout.
+// producer's layout differs; loop-carried tiles keep their initial value's layout.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Transforms/Passes.h"
@@ -160,7 +160,10 @@ struct Assigner {
             auto t = dyn_cast<TileType>(arg.getType());
             if (!t)
               continue;
-            LayoutAttr l = defaultFor(t);
+            // Keep the init's layout (e.g. a prefetched load's), else the
+            // default one.
+            auto init = cast<TileType>(loop.getInitArgs()[i].getType());
+            LayoutAttr l = init.getLayout() ? init.getLayout() : defaultFor(t);
             arg.setType(with(t, l));
             loop.getResult(i).setType(with(t, l));
             require(loop, loop.getNumControlOperands() + i, l);

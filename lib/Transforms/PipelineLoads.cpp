@@ -86,10 +86,11 @@ LogicalResult pipeline(scf::ForOp loop, LoadOp load, RewriterBase &rewriter) {
   Value step = loop.getStep();
   auto newLoop = loop.replaceWithAdditionalYields(
       rewriter, first, /*replaceInitOperandUsesInLoop=*/false,
-      [&](OpBuilder &b, Location loc, ArrayRef<BlockArgument> args) {
-        Value iv = args[0].getOwner()->getArgument(0);
-        Value next = arith::AddIOp::create(b, loc, iv, step);
-        return SmallVector<Value>{loadAt(b, loop, load, *slice, iv, next)};
+      [&](OpBuilder &b, Location loc, ArrayRef<BlockArgument>) {
+        // Called before the body moves to the new loop: the body still
+        // uses the old induction variable (which then becomes the new one).
+        Value next = arith::AddIOp::create(b, loc, oldIv, step);
+        return SmallVector<Value>{loadAt(b, loop, load, *slice, oldIv, next)};
       });
   if (failed(newLoop))
     return failure();

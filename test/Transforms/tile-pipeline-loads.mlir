@@ -1,0 +1,52 @@
+// RUN: tile-opt %s -split-input-file -tile-pipeline-loads | FileCheck %s
+
+// A load addressed by the induction variable is issued one iteration ahead:
+// the prologue loads at the lower bound, the body loads at iv + step (masked
+// with iv + step < ub) and uses the value carried in.
+// CHECK-LABEL: func.func @prefetch
+// CHECK-SAME:    (%[[P:.*]]: !tile.ptr<f32>, %[[LB:.*]]: i32, %[[UB:.*]]: i32)
+// CHECK:         %[[INR0:.*]] = arith.cmpi slt, %[[LB]], %[[UB]] : i32
+// CHECK:         %[[M0:.*]] = tile.splat %[[INR0]] : <64xi1>
+// CHECK:         %[[FIRST:.*]] = tile.load %{{.*}}, %[[M0]]
+// CHECK:         scf.for %[[IV:.*]] = %[[LB]] to %[[UB]] step %[[STEP:.*]] iter_args(%[[ACC:.*]] = %{{.*}}, %[[CUR:.*]] = %[[FIRST]])
+// CHECK:           %[[USE:.*]] = tile.add %[[ACC]], %[[CUR]]
+// CHECK:           %[[NEXT:.*]] = arith.addi %[[IV]], %[[STEP]] : i32
+// CHECK:           %[[NS:.*]] = tile.splat %[[NEXT]] : <64xi32>
+// CHECK:           %[[NP:.*]] = tile.addptr %{{.*}}, %[[NS]]
+// CHECK:           %[[INR:.*]] = arith.cmpi slt, %[[NEXT]], %[[UB]] : i32
+// CHECK:           %[[M:.*]] = tile.splat %[[INR]] : <64xi1>
+// CHECK:           %[[NL:.*]] = tile.load %[[NP]], %[[M]]
+// CHECK:           scf.yield %[[USE]], %[[NL]]
+func.func @prefetch(%p: !tile.ptr<f32>, %lb: i32, %ub: i32) -> !tile.tile<64xf32> attributes {tile.kernel} {
+  %c64 = arith.constant 64 : i32
+  %z = tile.full 0.0 : f32 : !tile.tile<64xf32>
+  %pt = tile.splat %p : !tile.tile<64x!tile.ptr<f32>>
+  %r = scf.for %iv = %lb to %ub step %c64 iter_args(%acc = %z) -> (!tile.tile<64xf32>) : i32 {
+    %off = tile.splat %iv : !tile.tile<64xi32>
+    %ptrs = tile.addptr %pt, %off : !tile.tile<64x!tile.ptr<f32>>, !tile.tile<64xi32>
+    %x = tile.load %ptrs : !tile.tile<64x!tile.ptr<f32>> -> !tile.tile<64xf32>
+    %s = tile.add %acc, %x : !tile.tile<64xf32>
+    scf.yield %s : !tile.tile<64xf32>
+  }
+  return %r : !tile.tile<64xf32>
+}
+
+// -----
+
+// A load whose address depends on a loop-carried value stays where it is.
+// CHECK-LABEL: func.func @carried
+// CHECK:         scf.for {{.*}} iter_args(%[[Q:.*]] = %{{.*}}) -> (!tile.tile<64x!tile.ptr<f32>>)
+// CHECK-NEXT:      tile.load %[[Q]]
+func.func @carried(%p: !tile.ptr<f32>, %n: i32) attributes {tile.kernel} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %pt = tile.splat %p : !tile.tile<64x!tile.ptr<f32>>
+  %one = tile.full 1 : i32 : !tile.tile<64xi32>
+  %r = scf.for %iv = %c0 to %n step %c1 iter_args(%q = %pt) -> (!tile.tile<64x!tile.ptr<f32>>) : i32 {
+    %x = tile.load %q : !tile.tile<64x!tile.ptr<f32>> -> !tile.tile<64xf32>
+    tile.store %q, %x : !tile.tile<64x!tile.ptr<f32>>, !tile.tile<64xf32>
+    %q2 = tile.addptr %q, %one : !tile.tile<64x!tile.ptr<f32>>, !tile.tile<64xi32>
+    scf.yield %q2 : !tile.tile<64x!tile.ptr<f32>>
+  }
+  return
+}
