@@ -90,13 +90,21 @@ LogicalResult TileType::verify(function_ref<InFlightDiagnostic()> emitError,
                          << " does not match tile rank " << shape.size();
     // Every basis must stay inside the shape.
     unsigned rank = layout.getRank();
+    SmallVector<int64_t> covered(rank, 0);
     for (ArrayRef<int64_t> bases :
          {layout.getRegs(), layout.getLanes(), layout.getWarps()})
-      for (size_t i = 0; i < bases.size(); ++i)
+      for (size_t i = 0; i < bases.size(); ++i) {
         if (bases[i] >= shape[i % rank])
           return emitError() << "layout basis component " << bases[i]
                              << " is out of range for dimension " << i % rank
                              << " of size " << shape[i % rank];
+        covered[i % rank] |= bases[i];
+      }
+    // Every coordinate bit must be reached, or some elements have no owner.
+    for (unsigned d = 0; d < rank; ++d)
+      if (covered[d] != shape[d] - 1)
+        return emitError() << "layout does not cover dimension " << d
+                           << " of size " << shape[d];
   }
   return success();
 }

@@ -5,7 +5,8 @@
 // the compiler are built here:
 //   * accumulator: the mma.sync m16n8 C fragment, warps stacked along dim 0,
 //     repeated over the rest of the tile (the default for every 2-D tile);
-//   * dot operand A (m16k16) and B (k16n8) of mma.sync;
+//   * dot operand A (m16k16) of mma.sync;
+//   * blocked (16 bytes per thread along a contiguous dimension) for loads;
 //   * slices (a dimension removed) and expansions (a size-1 dimension added).
 //
 //===----------------------------------------------------------------------===//
@@ -27,9 +28,10 @@ bool isPowerOfTwoShape(ArrayRef<int64_t> shape);
 /// mma.sync accumulator layout (1-D: the rows of a [M, 1] accumulator).
 LayoutAttr getAccumulatorLayout(MLIRContext *ctx, ArrayRef<int64_t> shape,
                                 int64_t numWarps);
-/// mma.sync m16n8k16 operand layouts: opIdx 0 is A (MxK), 1 is B (KxN).
-LayoutAttr getDotOperandLayout(MLIRContext *ctx, ArrayRef<int64_t> shape,
-                               int64_t numWarps, unsigned opIdx);
+/// mma.sync m16n8k16 A-operand layout of an M x K tile (B operands are read
+/// from shared memory with ldmatrix by the lowering, from any layout).
+LayoutAttr getDotALayout(MLIRContext *ctx, ArrayRef<int64_t> shape,
+                         int64_t numWarps);
 /// Coalesced layout for global memory: each thread holds `vec` consecutive
 /// elements along `dim`, consecutive lanes hold consecutive vectors along
 /// `dim`, warps split the other dimension.

@@ -653,3 +653,10 @@ func.func @cast_ptr(%a: !tile.tile<16x!tile.ptr<f32>>) {
   %0 = tile.cast %a : !tile.tile<16x!tile.ptr<f32>> -> !tile.tile<16xi64>
   return
 }
+
+// -----
+
+// A layout whose bases reach only rows 0-15 of a 32-row tile leaves rows
+// without an owner.
+// expected-error @+1 {{layout does not cover dimension 0 of size 32}}
+func.func @layout_not_covering(%a: !tile.tile<32x8xf32, #tile.layout<regs = [[0, 1], [8, 0]], lanes = [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warps = []>>)

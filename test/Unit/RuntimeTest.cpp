@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include <cstdlib>
 #include "tile/Runtime.h"
 #include "FakeCuda.h"
 #include "TestUtil.h"
@@ -23,9 +24,16 @@ using tiletest::TempDir;
 
 namespace {
 
+/// The fake driver: $TILEC_FAKECUDA_PATH (a bundle unpacked elsewhere) or
+/// the build tree's.
+const char *fakePath() {
+  const char *env = std::getenv("TILEC_FAKECUDA_PATH");
+  return env && *env ? env : FAKECUDA_PATH;
+}
+
 FakeCudaState *fake() {
   static FakeCudaState *state = [] {
-    void *h = dlopen(FAKECUDA_PATH, RTLD_NOW);
+    void *h = dlopen(fakePath(), RTLD_NOW);
     auto fn = reinterpret_cast<FakeCudaState *(*)()>(
         h ? dlsym(h, "fakecuda_state") : nullptr);
     return fn ? fn() : nullptr;
@@ -35,7 +43,7 @@ FakeCudaState *fake() {
 
 /// Uses the fake driver, in `mode`, for one test.
 struct FakeDriver {
-  ScopedEnv driver{"TILEC_CUDA_DRIVER", FAKECUDA_PATH};
+  ScopedEnv driver{"TILEC_CUDA_DRIVER", fakePath()};
   ScopedEnv mode;
   explicit FakeDriver(const char *m = nullptr) : mode("FAKECUDA_MODE", m) {}
 };
