@@ -28,8 +28,6 @@ static LogicalResult sameLayout(Operation *op, TileType a, TileType b,
   return success();
 }
 
-static bool isFloatLike(Type t) { return isa<FloatType>(t); }
-
 LogicalResult IotaOp::verify() {
   if (getType().getRank() != 1)
     return emitOpError("result must be a 1-D tile");
@@ -257,7 +255,6 @@ LogicalResult CastOp::verify() {
   if (!isCastable(src.getElementType()) || !isCastable(res.getElementType()))
     return emitOpError() << "cannot cast " << src.getElementType() << " to "
                          << res.getElementType();
-  (void)isFloatLike;
   return success();
 }
 
