@@ -92,26 +92,13 @@ LayoutAttr mlir::tile::getAccumulatorLayout(MLIRContext *ctx,
     SmallVector<int64_t> s2 = {shape[0], 1};
     return sliceLayout(getAccumulatorLayout(ctx, s2, numWarps), 1);
   }
+  // For an M x K tile with K % 16 == 0 this is also the mma.sync m16k16
+  // A-fragment layout (a0a1: row g, cols 2t..2t+1; a2a3: row g+8; a4..a7:
+  // cols +8), so P moves from one GEMM's result to the next's A operand
+  // without data movement.
   LayoutBuilder b{shape};
   b.reg(b2(0, 1));
   b.reg(b2(8, 0));
-  for (Basis l : {b2(0, 2), b2(0, 4), b2(1, 0), b2(2, 0), b2(4, 0)})
-    b.lane(l);
-  for (unsigned i = 0; i < warpBits(numWarps); ++i)
-    b.warp(b2(16 << i, 0));
-  b.fill({1, 0});
-  return b.get(ctx);
-}
-
-LayoutAttr mlir::tile::getDotALayout(MLIRContext *ctx, ArrayRef<int64_t> shape,
-                                     int64_t numWarps) {
-  // A (m16 x k16): a0a1 row g, k 2t..2t+1; a2a3 row g+8; a4..a7 k+8. For
-  // K >= 16 this is the accumulator layout of an M x K tile, so P moves from
-  // the first GEMM's result to the second's A operand without data movement.
-  LayoutBuilder b{shape};
-  b.reg(b2(0, 1));
-  b.reg(b2(8, 0));
-  b.reg(b2(0, 8));
   for (Basis l : {b2(0, 2), b2(0, 4), b2(1, 0), b2(2, 0), b2(4, 0)})
     b.lane(l);
   for (unsigned i = 0; i < warpBits(numWarps); ++i)

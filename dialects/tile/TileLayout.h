@@ -5,7 +5,7 @@
 // the compiler are built here:
 //   * accumulator: the mma.sync m16n8 C fragment, warps stacked along dim 0,
 //     repeated over the rest of the tile (the default for every 2-D tile);
-//   * dot operand A (m16k16) of mma.sync;
+//     for K % 16 == 0 it is also the mma.sync A-operand (m16k16) layout;
 //   * blocked (16 bytes per thread along a contiguous dimension) for loads;
 //   * slices (a dimension removed) and expansions (a size-1 dimension added).
 //
@@ -25,13 +25,10 @@ LayoutAttr makeLayout(MLIRContext *ctx, unsigned rank, ArrayRef<Basis> regs,
 /// True when every dimension is a power of two.
 bool isPowerOfTwoShape(ArrayRef<int64_t> shape);
 
-/// mma.sync accumulator layout (1-D: the rows of a [M, 1] accumulator).
+/// mma.sync accumulator layout (1-D: the rows of a [M, 1] accumulator); for
+/// an M x K tile with K % 16 == 0 also the A-operand layout.
 LayoutAttr getAccumulatorLayout(MLIRContext *ctx, ArrayRef<int64_t> shape,
                                 int64_t numWarps);
-/// mma.sync m16n8k16 A-operand layout of an M x K tile (B operands are read
-/// from shared memory with ldmatrix by the lowering, from any layout).
-LayoutAttr getDotALayout(MLIRContext *ctx, ArrayRef<int64_t> shape,
-                         int64_t numWarps);
 /// Coalesced layout for global memory: each thread holds `vec` consecutive
 /// elements along `dim`, consecutive lanes hold consecutive vectors along
 /// `dim`, warps split the other dimension.

@@ -105,7 +105,8 @@ struct Assigner {
                                << " K=" << k;
       if (elt.isF32())
         return dot.emitError("allow_tf32 dots are not supported yet");
-      require(dot, 0, getDotALayout(ctx, a.getShape(), numWarps));
+      // The default (accumulator) layout of A is the mma A-fragment layout.
+      require(dot, 0, defaultFor(a));
       // B is staged through shared memory by the lowering (ldmatrix) from
       // whatever layout it has: no copy per warp in registers.
     } else {
