@@ -25,8 +25,7 @@ void annotateVectorAccesses(Operation *root);
 /// Per-kernel values created at the top of each gpu.func.
 struct KernelInfo {
   Value lane;   ///< i32 lane id in [0, 32)
-  Value warp;   ///< i32 warp id in [0, numWarps)
-  int64_t numWarps = 4;
+  Value warp;   ///< i32 warp id in [0, tile.num_warps)
   int64_t sharedBytes = 0; ///< dynamic shared memory needed so far
 };
 

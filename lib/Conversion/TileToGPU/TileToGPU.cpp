@@ -62,7 +62,6 @@ KernelInfo threadIds(gpu::GPUFuncOp fn) {
   KernelInfo k;
   k.lane = arith::AndIOp::create(b, loc, tid, i32Const(b, loc, 31));
   k.warp = arith::ShRUIOp::create(b, loc, tid, i32Const(b, loc, 5));
-  k.numWarps = warpsOf(fn);
   return k;
 }
 
