@@ -35,6 +35,9 @@ inline constexpr llvm::StringLiteral kParamsAttr = "tile.params";
 /// Integer attribute on the module: warps per program.
 inline constexpr llvm::StringLiteral kNumWarpsAttr = "tile.num_warps";
 
+/// String attribute on the module: target GPU (sm_80, sm_90a).
+inline constexpr llvm::StringLiteral kArchAttr = "tile.arch";
+
 /// The element type of a tile, or the type itself for scalars.
 Type getElementTypeOrSelf(Type t);
 } // namespace mlir::tile

@@ -16,7 +16,16 @@ def ConvertTileToGPU : Pass<"convert-tile-to-gpu", "mlir::ModuleOp"> {
     between threads go through shared memory, global loads and stores are
     predicated PTX. The dynamic shared memory a kernel needs is recorded as
     `tile.shared_memory` on the `gpu.func`.
+
+    The target comes from `arch`, else from the module's `tile.arch`
+    attribute (set by `tilec -arch`), else sm_80. On sm_90a, f16/bf16 `dot`s
+    whose layouts fit a warpgroup become `wgmma.mma_async` with B in
+    128-byte-swizzled shared memory.
   }];
+  let options = [
+    Option<"arch", "arch", "std::string", /*default=*/"\"\"",
+           "Target GPU (sm_80 or sm_90a); empty: the module's tile.arch">
+  ];
   let dependentDialects = [
     "mlir::gpu::GPUDialect", "mlir::NVVM::NVVMDialect",
     "mlir::LLVM::LLVMDialect", "mlir::vector::VectorDialect",

@@ -148,6 +148,8 @@ CompileResult tile::compile(const std::string &source,
       frontend::buildModule(context, sourceMgr, fe);
   if (!module)
     return result;
+  (*module)->setAttr(mlir::tile::kArchAttr,
+                     mlir::StringAttr::get(&context, options.arch));
   describeKernel(*module, result.manifest);
   result.manifest.arch = options.arch;
   result.manifest.sourceHash = hashHex(source);

@@ -5,8 +5,10 @@
 // stay in registers (P never leaves them between the two GEMMs of
 // attention); B is staged in padded shared memory and each (k16, n8)
 // fragment is read once with ldmatrix.trans, then each (16x8 fragment,
-// k step) is one nvvm.mma.sync. f32: operands keep their default layouts, stage A and B in shared memory and
-// chain IEEE fp32 FMAs in a loop over k.
+// k step) is one nvvm.mma.sync; on sm_90a the same operands go to wgmma
+// instead where the layouts fit a warpgroup (WgmmaToGPU.cpp). f32: operands
+// keep their default layouts, stage A and B in shared memory and chain IEEE
+// fp32 FMAs in a loop over k.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Conversion/TileToGPU/ThreadLayout.h"
@@ -19,21 +21,6 @@ using namespace mlir::tile;
 using namespace mlir::tile::lowering;
 
 namespace {
-/// Register of a layout by its (2-D) register coordinates.
-struct RegIndex {
-  llvm::DenseMap<int64_t, int64_t> map;
-  explicit RegIndex(LayoutAttr l) {
-    for (int64_t r = 0; r < l.getNumRegs(); ++r) {
-      SmallVector<int64_t> c = regCoords(l, r);
-      map.try_emplace(c[0] * 65536 + c[1], r);
-    }
-  }
-  int64_t at(int64_t row, int64_t col) const {
-    auto it = map.find(row * 65536 + col);
-    return it == map.end() ? -1 : it->second;
-  }
-};
-
 struct DotLowering : TilePattern<DotOp> {
   using TilePattern::TilePattern;
 
@@ -50,6 +37,9 @@ struct DotLowering : TilePattern<DotOp> {
 
   LogicalResult lowerMma(DotOp op, OpAdaptor a, ConversionPatternRewriter &rw,
                          Type elt) const {
+    if (state.arch == "sm_90a" &&
+        lowerDotToWgmma(op, a.getA(), a.getB(), a.getAcc(), rw, kernel(op)))
+      return success();
     Location loc = op.getLoc();
     LayoutAttr la = layoutOf(op.getA()), lb = layoutOf(op.getB()),
                lc = layoutOf(op.getAcc());

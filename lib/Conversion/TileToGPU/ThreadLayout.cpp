@@ -58,6 +58,18 @@ Value lowering::threadCoord(OpBuilder &b, Location loc, KernelInfo &k,
   return acc;
 }
 
+lowering::RegIndex::RegIndex(LayoutAttr l) {
+  for (int64_t r = 0; r < l.getNumRegs(); ++r) {
+    SmallVector<int64_t> c = regCoords(l, r);
+    map.try_emplace(c[0] * 65536 + c[1], r);
+  }
+}
+
+int64_t lowering::RegIndex::at(int64_t row, int64_t col) const {
+  auto it = map.find(row * 65536 + col);
+  return it == map.end() ? -1 : it->second;
+}
+
 Value lowering::elementCoord(OpBuilder &b, Location loc, Value threadPart,
                              LayoutAttr l, int64_t reg, unsigned dim) {
   int64_t c = regCoords(l, reg)[dim];

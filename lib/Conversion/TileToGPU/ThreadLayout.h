@@ -32,6 +32,7 @@ struct KernelInfo {
 /// Kernels of the module being converted, by gpu.func.
 struct LoweringState {
   llvm::DenseMap<Operation *, KernelInfo> kernels;
+  std::string arch = "sm_80"; ///< target: sm_80 or sm_90a
   KernelInfo &of(Operation *op);
 };
 
@@ -67,6 +68,20 @@ Value ptx(OpBuilder &b, Location loc, Type result, ValueRange operands,
 
 /// i32 / i64 constants.
 Value i32Const(OpBuilder &b, Location loc, int64_t v);
+
+/// Register of a 2-D layout by its register coordinates (regCoords), -1 for
+/// none.
+struct RegIndex {
+  llvm::DenseMap<int64_t, int64_t> map;
+  explicit RegIndex(LayoutAttr l);
+  int64_t at(int64_t row, int64_t col) const;
+};
+
+/// sm_90a: lowers `op` (f16/bf16) to wgmma with A (`a`) and the accumulator
+/// (`acc`) in registers and B (`b`) staged in swizzled shared memory.
+/// Returns false, emitting nothing, when the layouts do not fit a warpgroup.
+bool lowerDotToWgmma(DotOp op, Value a, Value b, Value acc,
+                     ConversionPatternRewriter &rw, KernelInfo &ki);
 
 /// Adds the patterns of each file.
 void populateElementwisePatterns(TypeConverter &tc, RewritePatternSet &p,

@@ -79,6 +79,7 @@ bool fullyLaidOut(Operation *root, Operation *&bad) {
 
 struct ConvertTileToGPUPass
     : public mlir::tile::impl::ConvertTileToGPUBase<ConvertTileToGPUPass> {
+  using ConvertTileToGPUBase::ConvertTileToGPUBase;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
@@ -102,6 +103,15 @@ struct ConvertTileToGPUPass
     OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
     auto gpuModule = gpu::GPUModuleOp::create(b, module.getLoc(), kGpuModuleName);
     LoweringState state;
+    if (!arch.empty())
+      state.arch = arch;
+    else if (auto a = module->getAttrOfType<StringAttr>(kArchAttr))
+      state.arch = a.str();
+    if (state.arch != "sm_80" && state.arch != "sm_90a") {
+      module.emitError() << "unsupported target '" << state.arch
+                         << "' (supported: sm_80, sm_90a)";
+      return signalPassFailure();
+    }
     for (func::FuncOp fn : kernels) {
       gpu::GPUFuncOp gfn = outline(fn, gpuModule);
       state.kernels[gfn] = threadIds(gfn);

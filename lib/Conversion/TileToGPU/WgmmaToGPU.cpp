@@ -1,0 +1,246 @@
+//===- WgmmaToGPU.cpp - tile.dot as sm_90a wgmma ---------------------------===//
+//
+// On sm_90a a warpgroup (4 consecutive warps) multiplies 64 x N x 16 with
+// one asynchronous `wgmma.mma_async`: A comes from registers in the same
+// fragment layout mma.sync uses (so P still never leaves registers), B from
+// shared memory through a matrix descriptor, the accumulator is the
+// mma.sync C layout repeated over N. The accumulator layout of
+// tile-assign-layouts puts warp w on rows 16w.. of each 64-row block, which
+// is what wgmma wants; other layouts fall back to mma.sync.
+//
+// B is written to shared memory in the 128-byte swizzled layout the
+// descriptor names (16-byte chunk c of row r stored at chunk c ^ (r % 8)),
+// in slabs of 64 elements along its contiguous dimension: stores are
+// 16-byte vectors without bank conflicts, and wgmma reads it directly.
+//
+//===----------------------------------------------------------------------===//
+#include "lib/Conversion/TileToGPU/ThreadLayout.h"
+
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+
+using namespace mlir;
+using namespace mlir::tile;
+using namespace mlir::tile::lowering;
+
+namespace {
+constexpr int64_t kSwizzleBytes = 128; // one swizzle row
+constexpr int64_t kAtomBytes = 1024;   // 8 swizzle rows; alignment of a slab
+
+/// Lane and warp bases of the layouts wgmma accepts: the mma.sync C
+/// fragment on lanes, warps 0-3 of a warpgroup on rows 0, 16, 32, 48 and
+/// further warps on rows (other warpgroups take other 64-row blocks).
+bool fitsWarpgroup(LayoutAttr l) {
+  static const int64_t lanes[] = {0, 2, 0, 4, 1, 0, 2, 0, 4, 0};
+  if (l.getRank() != 2 || !llvm::equal(l.getLanes(), lanes) ||
+      l.getNumWarpBits() < 2)
+    return false;
+  ArrayRef<int64_t> w = l.getWarps();
+  if (w[0] != 16 || w[1] != 0 || w[2] != 32 || w[3] != 0)
+    return false;
+  for (unsigned i = 2; i < l.getNumWarpBits(); ++i)
+    if (w[2 * i] % 64 != 0 || w[2 * i + 1] != 0)
+      return false;
+  return true;
+}
+
+/// i32 pair of 16-bit values, as wgmma takes A fragments.
+Value packPair(OpBuilder &b, Location loc, Type elt, Value lo, Value hi) {
+  Value v = vector::FromElementsOp::create(b, loc, VectorType::get({2}, elt),
+                                           ValueRange{lo, hi});
+  return LLVM::BitcastOp::create(b, loc, b.getI32Type(), v);
+}
+
+/// Byte offset of B element (outer, inner) in the swizzled slabs.
+Value swizzledOffset(OpBuilder &b, Location loc, Value outer, Value inner,
+                     int64_t outerSize, int64_t eltBytes) {
+  auto c = [&](int64_t v) { return i32Const(b, loc, v); };
+  int64_t perRow = kSwizzleBytes / eltBytes;
+  Value slab = arith::MulIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, inner, c(perRow)),
+      c(outerSize * kSwizzleBytes));
+  Value rowAt = arith::MulIOp::create(b, loc, outer, c(kSwizzleBytes));
+  Value inRow = arith::RemUIOp::create(b, loc, inner, c(perRow));
+  Value chunk = arith::XOrIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, inRow, c(16 / eltBytes)),
+      arith::AndIOp::create(b, loc, outer, c(7)));
+  Value within = arith::MulIOp::create(
+      b, loc, arith::RemUIOp::create(b, loc, inRow, c(16 / eltBytes)),
+      c(eltBytes));
+  return arith::AddIOp::create(
+      b, loc,
+      arith::AddIOp::create(b, loc, slab, rowAt),
+      arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, chunk, c(16)), within));
+}
+} // namespace
+
+bool lowering::lowerDotToWgmma(DotOp op, Value a, Value bv, Value acc,
+                               ConversionPatternRewriter &rw, KernelInfo &ki) {
+  Location loc = op.getLoc();
+  LayoutAttr la = layoutOf(op.getA()), lb = layoutOf(op.getB()),
+             lc = layoutOf(op.getAcc());
+  auto tb = cast<TileType>(op.getB().getType());
+  auto tc = cast<TileType>(op.getAcc().getType());
+  Type elt = tb.getElementType();
+  int64_t kSize = tb.getDimSize(0), nSize = tb.getDimSize(1),
+          mSize = tc.getDimSize(0);
+  // B is stored along the dimension its registers run along (K-major when
+  // they run along K, else N-major with the descriptor's transpose bit).
+  bool kMajor = leadingRegsAlong(lb, 0) > 1;
+  unsigned inner = kMajor ? 0 : 1;
+  int64_t innerSize = tb.getDimSize(inner), outerSize = tb.getDimSize(1 - inner);
+  if (!fitsWarpgroup(la) || !fitsWarpgroup(lc) ||
+      !llvm::equal(la.getWarps(), lc.getWarps()) || mSize < 64 ||
+      nSize % 8 != 0 || nSize > 256 || kSize % 16 != 0 || innerSize % 64 != 0 ||
+      outerSize % 8 != 0)
+    return false;
+  RegIndex ia(la), ic(lc);
+  // The 64-row blocks this warpgroup holds in registers (row offsets).
+  SmallVector<int64_t> blocks;
+  for (int64_t m0 = 0; m0 < mSize; m0 += 64)
+    if (ic.at(m0, 0) >= 0)
+      blocks.push_back(m0);
+  // Accumulator register i of a block: rows +8 every 2, columns +8 every 4.
+  SmallVector<SmallVector<int64_t>> accRegs, aRegs;
+  for (int64_t m0 : blocks) {
+    SmallVector<int64_t> regs;
+    for (int64_t i = 0; i < nSize / 2; ++i)
+      regs.push_back(ic.at(m0 + 8 * ((i >> 1) & 1), (i & 1) + 8 * (i >> 2)));
+    for (int64_t k0 = 0; k0 < kSize; k0 += 16) {
+      SmallVector<int64_t> ar = {ia.at(m0, k0),         ia.at(m0, k0 + 1),
+                                 ia.at(m0 + 8, k0),     ia.at(m0 + 8, k0 + 1),
+                                 ia.at(m0, k0 + 8),     ia.at(m0, k0 + 9),
+                                 ia.at(m0 + 8, k0 + 8), ia.at(m0 + 8, k0 + 9)};
+      if (llvm::is_contained(ar, -1))
+        return false;
+      aRegs.push_back(ar);
+    }
+    if (llvm::is_contained(regs, -1))
+      return false;
+    accRegs.push_back(regs);
+  }
+  if (blocks.empty() ||
+      int64_t(blocks.size()) * nSize / 2 != lc.getNumRegs())
+    return false;
+
+  // --- B to shared memory, swizzled, 16 bytes per store where the layout
+  // gives a thread 8 consecutive elements.
+  int64_t eltBytes = 2;
+  Value buf = sharedBuffer(rw, loc, ki, elt,
+                           kSize * nSize + kAtomBytes / eltBytes);
+  Value raw = arith::IndexCastOp::create(
+      rw, loc, rw.getI32Type(),
+      memref::ExtractAlignedPointerAsIndexOp::create(rw, loc, buf));
+  Value base = arith::AndIOp::create(
+      rw, loc, arith::AddIOp::create(rw, loc, raw, i32Const(rw, loc, kAtomBytes - 1)),
+      i32Const(rw, loc, -kAtomBytes));
+  gpu::BarrierOp::create(rw, loc);
+  SmallVector<Value> bvals = unpack(rw, loc, bv);
+  Value t0 = threadCoord(rw, loc, ki, lb, 0), t1 = threadCoord(rw, loc, ki, lb, 1);
+  int64_t vec = leadingRegsAlong(lb, inner) >= 8 ? 8 : 1;
+  auto i16 = rw.getI16Type();
+  for (int64_t r = 0; r < lb.getNumRegs(); r += vec) {
+    Value c0 = elementCoord(rw, loc, t0, lb, r, 0);
+    Value c1 = elementCoord(rw, loc, t1, lb, r, 1);
+    Value in = kMajor ? c0 : c1, out = kMajor ? c1 : c0;
+    Value addr = arith::AddIOp::create(
+        rw, loc, base, swizzledOffset(rw, loc, out, in, outerSize, eltBytes));
+    if (vec == 8) {
+      SmallVector<Value> ops = {addr};
+      for (int64_t j = 0; j < 8; j += 2)
+        ops.push_back(packPair(rw, loc, elt, bvals[r + j], bvals[r + j + 1]));
+      ptx(rw, loc, Type(), ops, "st.shared.v4.b32 [$0], {$1, $2, $3, $4};",
+          "r,r,r,r,r", /*sideEffects=*/true);
+    } else {
+      Value bits = LLVM::BitcastOp::create(rw, loc, i16, bvals[r]);
+      ptx(rw, loc, Type(), ValueRange{addr, bits}, "st.shared.b16 [$0], $1;",
+          "r,h", /*sideEffects=*/true);
+    }
+  }
+  // wgmma reads through the async proxy: make the stores visible to it.
+  ptx(rw, loc, Type(), ValueRange{}, "fence.proxy.async.shared::cta;", "",
+      /*sideEffects=*/true);
+  gpu::BarrierOp::create(rw, loc);
+
+  // --- Descriptors: start >> 4 (bits 0-13), leading byte offset >> 4
+  // (16-29), stride byte offset >> 4 (32-45), 128-byte swizzle (62-63).
+  // K-major: 8-row groups of N are SBO = 1024 apart, a k step of 16 moves
+  // 32 bytes inside the swizzle row (the next slab every 64). N-major: the
+  // 64-column slabs are LBO apart, 8-row groups of K SBO = 1024 apart.
+  int64_t slabBytes = outerSize * kSwizzleBytes;
+  int64_t lbo = kMajor ? 16 : slabBytes;
+  uint64_t fixed = (uint64_t((lbo >> 4) & 0x3FFF) << 16) |
+                   (uint64_t((kAtomBytes >> 4) & 0x3FFF) << 32) |
+                   (uint64_t(1) << 62);
+  auto i64 = rw.getI64Type();
+  auto descAt = [&](int64_t k0) -> Value {
+    int64_t off = kMajor ? (k0 / 64) * slabBytes + (k0 % 64) * eltBytes
+                         : k0 * kSwizzleBytes;
+    Value start = arith::ShRUIOp::create(
+        rw, loc, arith::AddIOp::create(rw, loc, base, i32Const(rw, loc, off)),
+        i32Const(rw, loc, 4));
+    Value s64 = arith::ExtUIOp::create(rw, loc, i64, start);
+    return arith::OrIOp::create(
+        rw, loc, s64,
+        arith::ConstantOp::create(rw, loc, rw.getI64IntegerAttr(int64_t(fixed))));
+  };
+
+  // --- The multiply: one wgmma per (64-row block, k step of 16).
+  SmallVector<Value> av = unpack(rw, loc, a), cv = unpack(rw, loc, acc);
+  NVVM::WgmmaFenceAlignedOp::create(rw, loc);
+  std::string ty = elt.isBF16() ? "bf16" : "f16";
+  int64_t nAcc = nSize / 2;
+  std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, $" +
+                     std::to_string(nAcc + 5) +
+                     ", 0;\nwgmma.mma_async.sync.aligned.m64n" +
+                     std::to_string(nSize) + "k16.f32." + ty + "." + ty + " {";
+  std::string cons;
+  for (int64_t i = 0; i < nAcc; ++i) {
+    text += (i ? ", $" : "$") + std::to_string(i);
+    cons += "=f,";
+  }
+  text += "}, {$" + std::to_string(nAcc) + ", $" + std::to_string(nAcc + 1) +
+          ", $" + std::to_string(nAcc + 2) + ", $" + std::to_string(nAcc + 3) +
+          "}, $" + std::to_string(nAcc + 4) + ", p, 1, 1, " +
+          (kMajor ? "0" : "1") + ";\n}";
+  cons += "r,r,r,r,l,r";
+  for (int64_t i = 0; i < nAcc; ++i)
+    cons += "," + std::to_string(i);
+  auto f32 = rw.getF32Type();
+  auto accTy = LLVM::LLVMStructType::getLiteral(
+      rw.getContext(), SmallVector<Type>(nAcc, f32));
+  Value one = i32Const(rw, loc, 1);
+  int64_t kSteps = kSize / 16;
+  for (size_t blk = 0; blk < blocks.size(); ++blk) {
+    for (int64_t ks = 0; ks < kSteps; ++ks) {
+      ArrayRef<int64_t> ar = aRegs[blk * kSteps + ks];
+      SmallVector<Value> ops;
+      for (int j = 0; j < 8; j += 2)
+        ops.push_back(packPair(rw, loc, elt, av[ar[j]], av[ar[j + 1]]));
+      ops.push_back(descAt(ks * 16));
+      ops.push_back(one);
+      for (int64_t r : accRegs[blk])
+        ops.push_back(cv[r]);
+      Value res = ptx(rw, loc, accTy, ops, text, cons, /*sideEffects=*/true);
+      for (int64_t i = 0; i < nAcc; ++i)
+        cv[accRegs[blk][i]] = LLVM::ExtractValueOp::create(rw, loc, res, i);
+    }
+  }
+  NVVM::WgmmaGroupSyncAlignedOp::create(rw, loc);
+  // Wait for the group; the accumulators pass through the wait so nothing
+  // reads them before it.
+  int64_t total = cv.size();
+  std::string wcons;
+  for (int64_t i = 0; i < total; ++i)
+    wcons += "=f,";
+  for (int64_t i = 0; i < total; ++i)
+    wcons += (i ? "," : "") + std::to_string(i);
+  auto allTy = LLVM::LLVMStructType::getLiteral(
+      rw.getContext(), SmallVector<Type>(total, f32));
+  Value waited = ptx(rw, loc, allTy, cv, "wgmma.wait_group.sync.aligned 0;",
+                     wcons, /*sideEffects=*/true);
+  for (int64_t i = 0; i < total; ++i)
+    cv[i] = LLVM::ExtractValueOp::create(rw, loc, waited, i);
+  rw.replaceOp(op, pack(rw, loc, cast<VectorType>(acc.getType()), cv));
+  return true;
+}
