@@ -106,6 +106,11 @@ class Tilec:
         return statistics.median(ts)
 
 
+def scratch_bytes(man):
+    """Global scratch bytes per program (0: none; absent in older manifests)."""
+    return int(man.get("scratchBytesPerProgram", 0))
+
+
 def tilec_runner(tc, s, cfg):
     """Returns fn(q, k, v) -> (o, lse) launching the compiled kernel."""
     import cupy
@@ -123,14 +128,25 @@ def tilec_runner(tc, s, cfg):
     with warnings.catch_warnings():  # ExternalStream is deprecated in CuPy 14 but still works
         warnings.simplefilter("ignore", DeprecationWarning)
         stream = cupy.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream)
+    # A kernel with global scratch takes one hidden trailing pointer (not in
+    # man["params"]): scratchBytesPerProgram bytes for each program of the
+    # grid, 128-byte aligned, uninitialised. One buffer per runner (one grid);
+    # its launches all go to `stream`, in order, so they may share it.
+    scratch, per_program = None, scratch_bytes(man)
+    if per_program:
+        with stream:  # CuPy's pool is per stream
+            scratch = cupy.empty(per_program * math.prod(grid), dtype=cupy.uint8)
+        assert scratch.data.ptr % 128 == 0, "scratch must be 128-byte aligned"
 
     def fn(q, k, v):
         o = torch.empty_like(q)
         lse = torch.empty(q.shape[:-1], device=q.device, dtype=torch.float32)
+        args = (np.uint64(q.data_ptr()), np.uint64(k.data_ptr()), np.uint64(v.data_ptr()),
+                np.uint64(o.data_ptr()), np.uint64(lse.data_ptr()), seqlen, scale)
+        if scratch is not None:
+            args += (np.uint64(scratch.data.ptr),)
         with stream:
-            func(grid, block, (np.uint64(q.data_ptr()), np.uint64(k.data_ptr()),
-                               np.uint64(v.data_ptr()), np.uint64(o.data_ptr()),
-                               np.uint64(lse.data_ptr()), seqlen, scale), shared_mem=smem)
+            func(grid, block, args, shared_mem=smem)
         return o, lse
     return fn
 
@@ -351,10 +367,12 @@ def compile_speed(tc, a, shape_list, tuned):
             try:
                 man = tc.compile(*key)[1]
                 row.update(blockSize=man["blockSize"], smem=man["sharedMemoryBytes"],
+                           scratch=scratch_bytes(man),
                            compile_ms=tc.compile_time_ms(*key, a.compile_runs))
                 row["under_300ms"] = row["compile_ms"] < 300
-                msg = "%4.0f ms %s  (block %d, smem %d)" % (
-                    row["compile_ms"], "ok  " if row["under_300ms"] else "SLOW", row["blockSize"], row["smem"])
+                msg = "%4.0f ms %s  (block %d, smem %d%s)" % (
+                    row["compile_ms"], "ok  " if row["under_300ms"] else "SLOW", row["blockSize"], row["smem"],
+                    ", scratch %d B/program" % row["scratch"] if row["scratch"] else "")
             except RuntimeError as e:
                 row["error"] = msg = str(e)
             rows.append(row)

@@ -151,6 +151,29 @@ LogicalResult LoadOp::verify() {
   return success();
 }
 
+LogicalResult TmaCopyOp::verify() {
+  ArrayRef<int64_t> shape = getShape();
+  Type elt = getBase().getType().getPointeeType();
+  if (shape.size() != 2 || getInnerDim() > 1)
+    return emitOpError("needs a 2-D `shape` and `inner_dim` 0 or 1");
+  if (!elt.isF16() && !elt.isBF16())
+    return emitOpError("copies f16 or bf16 tensors, not ") << elt;
+  int64_t inner = shape[getInnerDim()], outer = shape[1 - getInnerDim()];
+  if (inner % 64 != 0 || outer < 1 || outer > 256)
+    return emitOpError("box must be a multiple of 64 elements along a row "
+                       "and at most 256 rows");
+  if (int64_t(getRowStride()) < inner || getRowStride() % 8 != 0)
+    return emitOpError("row_stride must cover the box and be a multiple of "
+                       "16 bytes");
+  return success();
+}
+
+LogicalResult TmaWaitOp::verify() {
+  if (getType().getRank() != 2 || getInnerDim() > 1)
+    return emitOpError("result must be a 2-D tile and `inner_dim` 0 or 1");
+  return success();
+}
+
 LogicalResult StoreOp::verify() {
   TileType ptr = tileOf(getPtr()), val = tileOf(getValue());
   if (failed(sameShape(*this, ptr, val, "value")) ||

@@ -203,6 +203,56 @@ def Tile_LoadOp : Tile_Op<"load", [AttrSizedOperandSegments,
   let hasVerifier = 1;
 }
 
+def Tile_TmaCopyOp : Tile_Op<"tma_copy", [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Start a bulk tensor copy (TMA) of a 2-D box into a shared-memory slot";
+  let description = [{
+    Made by `tile-tma-loads` (sm_90a). The global tensor is row-major with
+    `bound` rows of `row_stride` elements starting at `base`; the box is the
+    tile `shape`, whose dimension `inner_dim` runs along a row (contiguous)
+    and whose other dimension covers rows `coord` .. `coord + extent - 1`.
+    Rows outside [0, bound) read as zero. Where `pred` is false nothing is
+    copied. The copy lands in stage `stage` (0 or 1) of shared-memory slot
+    `slot` (128-byte swizzled rows, in slabs of 128 bytes along a row) and
+    completes on that stage's barrier; `tile.tma_wait` waits for it. With
+    `init` the tensor map of the slot is built from `base` and `bound`
+    first; every later copy of the slot uses the same operands and
+    attributes. A copy into a stage waits (CTA barrier) until every warp is
+    done with what the stage held.
+
+    ```mlir
+    tile.tma_copy %base, %seqlen, %n0, %stage, %ok {slot = 0 : i64, shape = array<i64: 64, 64>, inner_dim = 0 : i64, row_stride = 64 : i64, init} : !tile.ptr<bf16>
+    ```
+  }];
+  let arguments = (ins Tile_PtrType:$base, I32:$bound, I32:$coord, I32:$stage,
+                       I1:$pred, I64Attr:$slot, DenseI64ArrayAttr:$shape,
+                       I64Attr:$inner_dim, I64Attr:$row_stride, UnitAttr:$init);
+  let assemblyFormat = [{
+    $base `,` $bound `,` $coord `,` $stage `,` $pred attr-dict `:` type($base)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_TmaWaitOp : Tile_Op<"tma_wait", [MemoryEffects<[MemRead]>]> {
+  let summary = "Wait for a slot's bulk tensor copy and use the tile it holds";
+  let description = [{
+    Waits until the copy into stage `stage` of `slot` whose barrier phase
+    has parity `phase` (the stage's n-th copy has parity n % 2) has landed;
+    the result is the tile in the stage. Its uses must be `tile.dot` B
+    operands (read in place by wgmma). `inner_dim` repeats the copies'
+    contiguous dimension.
+
+    ```mlir
+    %kt = tile.tma_wait %stage, %parity {slot = 0 : i64, inner_dim = 0 : i64} : i32, i32 -> !tile.tile<64x64xbf16>
+    ```
+  }];
+  let arguments = (ins I32:$stage, I32:$phase, I64Attr:$slot, I64Attr:$inner_dim);
+  let results = (outs Tile_ValueTile:$result);
+  let assemblyFormat = [{
+    $stage `,` $phase attr-dict `:` type($stage) `,` type($phase) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 def Tile_StoreOp : Tile_Op<"store", [MemoryEffects<[MemWrite]>]> {
   let summary = "Scatter a tile to global memory";
   let description = [{

@@ -30,6 +30,12 @@ struct Manifest {
   int blockSize = 0;          ///< threads per program (x only)
   int sharedMemoryBytes = 0;  ///< dynamic shared memory per program
   std::string arch;           ///< sm_80 / sm_90a
+  /// Global scratch memory per program, in bytes (0: none). When > 0 the
+  /// kernel takes one hidden trailing u64 parameter, not listed in `params`:
+  /// a 128-byte aligned device buffer of scratchBytesPerProgram bytes per
+  /// program, program p = x + gx * (y + gy * z) owning bytes [p*N, (p+1)*N).
+  /// Kernel::launch allocates and passes it; contents are not initialised.
+  int scratchBytesPerProgram = 0;
   std::string tilecVersion;
   std::string llvmVersion;
   std::string cudaVersion;    ///< ptxas version when known, else "unknown"

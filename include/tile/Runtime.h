@@ -96,6 +96,7 @@ using Stream = void *;           ///< CUstream; nullptr is the default stream
 namespace detail {
 struct CudaApi;
 struct Context; // a retained primary context, shared by everything made on it
+struct Scratch; // a kernel's hidden per-program global scratch buffers
 } // namespace detail
 
 /// Loads the driver (once per path) and calls cuInit. Errors: "no CUDA driver
@@ -271,6 +272,12 @@ public:
   /// checkArguments. A grid with a zero dimension launches nothing and
   /// succeeds. Asynchronous: errors of the kernel itself surface at the
   /// next synchronising call.
+  ///
+  /// When manifest.scratchBytesPerProgram > 0, `args` are still only the
+  /// manifest's params: the kernel allocates (per stream, cached, growing
+  /// with the grid; freed when the last copy of the Kernel goes, after a
+  /// context synchronisation) a device buffer of that many bytes per program
+  /// and passes it as the hidden last argument.
   Status launch(std::array<unsigned, 3> grid,
                 const std::vector<KernelArg> &args,
                 Stream stream = nullptr) const;
@@ -283,6 +290,7 @@ public:
 private:
   std::shared_ptr<Module> module_;
   std::shared_ptr<detail::Context> ctx_;
+  std::shared_ptr<detail::Scratch> scratch_; ///< null: no scratch
   void *function_ = nullptr;
   Manifest manifest_;
   std::string loadedFrom_;

@@ -20,4 +20,8 @@ namespace mlir::tile {
 inline constexpr llvm::StringLiteral kGpuModuleName = "tile_kernels";
 /// Integer attribute on each gpu.func: dynamic shared memory bytes.
 inline constexpr llvm::StringLiteral kSharedMemoryAttr = "tile.shared_memory";
+/// Integer attribute on a gpu.func: global scratch bytes per program; when
+/// present and > 0 the kernel has one more, trailing, i64 parameter: the
+/// scratch buffer (program p owns bytes [p * n, (p + 1) * n)).
+inline constexpr llvm::StringLiteral kScratchBytesAttr = "tile.scratch_bytes";
 } // namespace mlir::tile

@@ -93,6 +93,8 @@ void describeGPU(mlir::ModuleOp module, Manifest &m) {
     if (auto a = fn->getAttrOfType<mlir::IntegerAttr>(
             mlir::tile::kSharedMemoryAttr))
       m.sharedMemoryBytes = int(a.getInt());
+    if (auto a = fn->getAttrOfType<mlir::IntegerAttr>(mlir::tile::kScratchBytesAttr))
+      m.scratchBytesPerProgram = int(a.getInt());
   });
 }
 } // namespace

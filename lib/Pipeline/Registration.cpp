@@ -57,6 +57,8 @@ void ::tile::buildTileOptPipeline(OpPassManager &pm) {
   pm.addPass(createCSEPass());
   pm.addPass(mlir::tile::createTileFoldScale());
   pm.addPass(createCanonicalizerPass());
+  pm.addPass(mlir::tile::createTileTmaLoads());
+  pm.addPass(createCanonicalizerPass());
   pm.addPass(mlir::tile::createTilePipelineLoads());
   pm.addPass(createCSEPass());
 }

@@ -9,7 +9,10 @@
 #include "tile/Runtime.h"
 
 #include <cstddef>
+#include <map>
+#include <mutex>
 #include <string>
+#include <vector>
 
 namespace tile::detail {
 
@@ -111,6 +114,43 @@ struct Context {
   Status makeCurrent() const {
     return api->check(api->cuCtxSetCurrent(context), "cuCtxSetCurrent");
   }
+};
+
+/// The hidden per-program global scratch of a kernel whose manifest has
+/// scratchBytesPerProgram > 0, shared by the copies of one Kernel.
+///
+/// One buffer per stream: launches on one stream run in order and may share
+/// it; launches on different streams may overlap and must not. A buffer only
+/// grows (to at least twice its old size, so the ones kept add up to less
+/// than the current one), and a replaced buffer is kept, not freed, until
+/// the Scratch goes: an earlier launch on that stream may still be using it,
+/// and freeing it safely would need a synchronisation on every growth.
+/// The destructor synchronises the context and then frees everything.
+/// (A stream destroyed with work pending whose handle is then reused by a
+/// new stream would share that work's buffer; destroy streams after their
+/// work is done.)
+struct Scratch {
+  Scratch(std::shared_ptr<Context> ctx, std::size_t bytesPerProgram)
+      : ctx(std::move(ctx)), bytesPerProgram(bytesPerProgram) {}
+  Scratch(const Scratch &) = delete;
+  Scratch &operator=(const Scratch &) = delete;
+  ~Scratch();
+
+  /// A buffer of at least bytesPerProgram * programs bytes for `stream`
+  /// (cuMemAlloc: 256-byte aligned). The context must be current.
+  Expected<DevicePtr> get(Stream stream, std::uint64_t programs);
+
+  std::shared_ptr<Context> ctx;
+  std::size_t bytesPerProgram;
+
+private:
+  struct Buffer {
+    CUdeviceptr ptr = 0;
+    std::size_t bytes = 0;
+  };
+  std::mutex mutex;
+  std::map<Stream, Buffer> current;
+  std::vector<CUdeviceptr> retired;
 };
 
 } // namespace tile::detail

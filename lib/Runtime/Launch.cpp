@@ -1,6 +1,9 @@
-//===- Launch.cpp - typed launch arguments, launch, event timing ----------===//
+//===- Launch.cpp - typed launch arguments, launch, scratch, timing -------===//
 
 #include "CudaApi.h"
+
+#include <algorithm>
+#include <cstdint>
 
 namespace tile {
 
@@ -87,20 +90,88 @@ Status Kernel::launch(std::array<unsigned, 3> grid,
                          std::to_string(grid[2]) +
                          ") exceeds the limits (2^31-1, 65535, 65535)");
 
-  std::vector<void *> params(args.size());
-  for (std::size_t i = 0; i < args.size(); ++i)
-    params[i] = const_cast<void *>(static_cast<const void *>(&args[i].value));
-
   const CudaApi &api = *ctx_->api;
   if (Status s = ctx_->makeCurrent(); !s.ok())
     return s;
+
+  // The hidden scratch pointer goes after the user's arguments.
+  DevicePtr scratch = 0;
+  if (scratch_) {
+    Expected<DevicePtr> p =
+        scratch_->get(stream, std::uint64_t(grid[0]) * grid[1] * grid[2]);
+    if (!p)
+      return p.status().withContext("launching '" + manifest_.kernelName + "'");
+    scratch = *p;
+  }
+
+  // kernelParams ends with a nullptr: the driver reads only as many entries
+  // as the kernel declares, and the terminator lets a fake driver count them.
+  std::vector<void *> params;
+  params.reserve(args.size() + 2);
+  for (const KernelArg &a : args)
+    params.push_back(const_cast<void *>(static_cast<const void *>(&a.value)));
+  if (scratch_)
+    params.push_back(&scratch);
+  params.push_back(nullptr);
+
   CUresult r = api.cuLaunchKernel(
       static_cast<CUfunction>(function_), grid[0], grid[1], grid[2],
       unsigned(manifest_.blockSize), 1, 1,
       unsigned(manifest_.sharedMemoryBytes), static_cast<CUstream>(stream),
-      params.empty() ? nullptr : params.data(), nullptr);
+      params.size() == 1 ? nullptr : params.data(), nullptr);
   return api.check(r, "cuLaunchKernel")
       .withContext("launching '" + manifest_.kernelName + "'");
+}
+
+//===----------------------------------------------------------------------===//
+// Scratch
+//===----------------------------------------------------------------------===//
+
+Expected<DevicePtr> Scratch::get(Stream stream, std::uint64_t programs) {
+  std::uint64_t need = 0;
+  if (__builtin_mul_overflow(std::uint64_t(bytesPerProgram), programs, &need) ||
+      need > std::uint64_t(SIZE_MAX))
+    return Status::error("global scratch of " +
+                         std::to_string(bytesPerProgram) +
+                         " bytes for each of " + std::to_string(programs) +
+                         " programs overflows");
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = current.find(stream);
+  Buffer old = it == current.end() ? Buffer() : it->second;
+  if (old.bytes >= need)
+    return DevicePtr(old.ptr);
+  // Grow to at least twice the old size: the buffers kept then add up to
+  // less than the current one.
+  std::size_t bytes = std::max<std::size_t>(std::size_t(need), 2 * old.bytes);
+  CUdeviceptr p = 0;
+  CUresult r = ctx->api->cuMemAlloc(&p, bytes);
+  if (r != CUDA_SUCCESS && bytes > need) { // doubling was too greedy
+    bytes = std::size_t(need);
+    r = ctx->api->cuMemAlloc(&p, bytes);
+  }
+  if (Status s = ctx->api->check(r, "cuMemAlloc"); !s.ok())
+    return s.withContext("allocating " + std::to_string(bytes) +
+                         " bytes of global scratch (" +
+                         std::to_string(bytesPerProgram) + " per program, " +
+                         std::to_string(programs) + " programs)");
+  // The old buffer may still be in use by an earlier launch on this stream:
+  // keep it until the destructor (see CudaApi.h).
+  if (old.ptr)
+    retired.push_back(old.ptr);
+  current[stream] = Buffer{p, bytes};
+  return DevicePtr(p);
+}
+
+Scratch::~Scratch() {
+  if (current.empty())
+    return;
+  (void)ctx->makeCurrent();
+  (void)ctx->api->cuCtxSynchronize(); // launches may still use the buffers
+  for (const auto &entry : current)
+    if (entry.second.ptr)
+      (void)ctx->api->cuMemFree(entry.second.ptr);
+  for (CUdeviceptr p : retired)
+    (void)ctx->api->cuMemFree(p);
 }
 
 //===----------------------------------------------------------------------===//

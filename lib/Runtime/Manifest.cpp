@@ -2,7 +2,8 @@
 //
 // toJSON writes a fixed key order; fromJSON parses with json::parse
 // (line:column errors) and then checks the schema, naming the missing or
-// mistyped key. No LLVM: the runtime links without it.
+// mistyped key. Every key is required except "scratchBytesPerProgram"
+// (added later; absent means 0). No LLVM: the runtime links without it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,6 +44,8 @@ std::string Manifest::toJSON() const {
   j += "  \"blockSize\": " + std::to_string(blockSize) + ",\n";
   j += "  \"sharedMemoryBytes\": " + std::to_string(sharedMemoryBytes) + ",\n";
   j += "  \"arch\": " + quote(arch) + ",\n";
+  j += "  \"scratchBytesPerProgram\": " +
+       std::to_string(scratchBytesPerProgram) + ",\n";
   j += "  \"tilecVersion\": " + quote(tilecVersion) + ",\n";
   j += "  \"llvmVersion\": " + quote(llvmVersion) + ",\n";
   j += "  \"cudaVersion\": " + quote(cudaVersion) + ",\n";
@@ -150,6 +153,9 @@ bool Manifest::fromJSON(const std::string &text, Manifest &out,
   if (!getInt(root, "blockSize", m.blockSize, why) ||
       !getInt(root, "sharedMemoryBytes", m.sharedMemoryBytes, why) ||
       !getString(root, "arch", m.arch, why) ||
+      (root.get("scratchBytesPerProgram") && // absent (older manifests): 0
+       !getInt(root, "scratchBytesPerProgram", m.scratchBytesPerProgram,
+               why)) ||
       !getString(root, "tilecVersion", m.tilecVersion, why) ||
       !getString(root, "llvmVersion", m.llvmVersion, why) ||
       !getString(root, "cudaVersion", m.cudaVersion, why) ||
@@ -164,6 +170,7 @@ bool Manifest::operator==(const Manifest &o) const {
   return kernelName == o.kernelName && params == o.params &&
          constants == o.constants && blockSize == o.blockSize &&
          sharedMemoryBytes == o.sharedMemoryBytes && arch == o.arch &&
+         scratchBytesPerProgram == o.scratchBytesPerProgram &&
          tilecVersion == o.tilecVersion && llvmVersion == o.llvmVersion &&
          cudaVersion == o.cudaVersion && sourceHash == o.sourceHash;
 }

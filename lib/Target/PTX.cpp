@@ -52,9 +52,11 @@ bool target::emitPTX(llvm::Module &module, const std::string &arch,
   const llvm::Target *t = llvm::TargetRegistry::lookupTarget(triple, error);
   if (!t)
     return false;
-  // PTX ISA 8.0 is the oldest with sm_90a; CUDA 12+ ptxas and drivers take it.
+  // sm_80: PTX ISA 8.0 (CUDA 12+ ptxas and drivers take it). sm_90a: 8.7
+  // (CUDA 12.8+), for tensormap.replace (8.3+) with byte global strides
+  // (older ptxas wanted them divided by 16).
   std::unique_ptr<llvm::TargetMachine> tm(t->createTargetMachine(
-      triple, arch, "+ptx80", llvm::TargetOptions(), std::nullopt,
+      triple, arch, arch == "sm_90a" ? "+ptx87" : "+ptx80", llvm::TargetOptions(), std::nullopt,
       std::nullopt, llvm::CodeGenOptLevel::Aggressive));
   if (!tm) {
     error = "cannot create an NVPTX target machine for " + arch;

@@ -128,6 +128,16 @@ struct Assigner {
           uniform(ld, loadLayout(ld));
           return success();
         })
+        .Case([&](TmaWaitOp w) {
+          // Read in place from shared memory by wgmma; the layout only
+          // names the contiguous dimension.
+          auto t = cast<TileType>(w.getType());
+          int64_t vec = std::max<int64_t>(1, 128 / t.getElementTypeBitWidth());
+          w.getResult().setType(with(
+              t, getBlockedLayout(ctx, t.getShape(), numWarps,
+                                  unsigned(w.getInnerDim()), vec)));
+          return success();
+        })
         .Case([&](ExpandDimsOp e) {
           LayoutAttr r = defaultFor(e.getType());
           require(e, 0, sliceLayout(r, e.getAxis()));

@@ -42,6 +42,27 @@ def TileFoldScale : Pass<"tile-fold-scale", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::tile::TileDialect", "mlir::arith::ArithDialect"];
 }
 
+def TileTmaLoads : Pass<"tile-tma-loads", "mlir::ModuleOp"> {
+  let summary = "Turn loop loads of dot B operands into pipelined TMA copies (sm_90a)";
+  let description = [{
+    Pipeline stage 3, before `tile-pipeline-loads`; does nothing unless the
+    target (`arch`, else the module's `tile.arch`) is sm_90a. A `tile.load`
+    in an `scf.for` body that only feeds a `tile.dot` B operand, reads a 2-D
+    f16/bf16 box of a row-major tensor (rows a multiple of 64 elements, a
+    constant row stride, the loop moving it only through the row index Y)
+    and is masked exactly by `Y < bound` becomes `tile.tma_copy` /
+    `tile.tma_wait` on a shared-memory slot: the first copy before the loop,
+    each iteration waiting for its copy and starting the next one right
+    after the dot. Rows past the bound read as zero, as the mask made them.
+  }];
+  let options = [
+    Option<"arch", "arch", "std::string", /*default=*/"\"\"",
+           "Target GPU (sm_80 or sm_90a); empty: the module's tile.arch">
+  ];
+  let dependentDialects = ["mlir::tile::TileDialect", "mlir::arith::ArithDialect",
+                           "mlir::scf::SCFDialect"];
+}
+
 def TilePipelineLoads : Pass<"tile-pipeline-loads", "mlir::ModuleOp"> {
   let summary = "Prefetch next-iteration loads of scf.for loops";
   let description = [{

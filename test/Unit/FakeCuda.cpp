@@ -127,7 +127,10 @@ int cuDevicePrimaryCtxRelease_v2(int) {
   return 0;
 }
 int cuCtxSetCurrent(void *) { return 0; }
-int cuCtxSynchronize() { return 0; }
+int cuCtxSynchronize() {
+  ++state.ctxSyncs;
+  return 0;
+}
 
 int cuModuleLoadDataEx(void **mod, const void *image, unsigned n, int *opts,
                        void **vals) {
@@ -176,16 +179,25 @@ int cuLaunchKernel(void *, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
   state.block[1] = by;
   state.block[2] = bz;
   state.sharedMem = smem;
-  for (int i = 0; i < state.paramCount && i < 16; ++i)
-    std::memcpy(&state.params[i], params[i], 8);
+  state.paramCount = 0;
+  for (int i = 0; params && i < 64 && params[i]; ++i) {
+    if (i < 16)
+      std::memcpy(&state.params[i], params[i], 8);
+    state.paramCount = i + 1;
+  }
   return 0;
 }
 
 int cuMemAlloc_v2(unsigned long long *p, std::size_t bytes) {
+  if (bytes == 0)
+    return 1;
   if (bytes > (std::size_t(1) << 40))
     return 2;
   ++state.allocs;
-  *p = reinterpret_cast<unsigned long long>(std::malloc(bytes));
+  *p = reinterpret_cast<unsigned long long>(
+      std::aligned_alloc(256, (bytes + 255) / 256 * 256));
+  state.lastAllocPtr = *p;
+  state.lastAllocBytes = bytes;
   return 0;
 }
 int cuMemFree_v2(unsigned long long p) {

@@ -8,6 +8,10 @@
 // A PTX or cubin image that starts with "BAD" fails to load with
 // CUDA_ERROR_INVALID_PTX and a log naming "fake ptxas error".
 // A cubin image is any image that starts with "FAKECUBIN".
+// cuMemAlloc returns 256-byte aligned host memory (like the real driver's
+// alignment) and fails on 0 bytes with CUDA_ERROR_INVALID_VALUE.
+// cuLaunchKernel counts kernelParams up to the nullptr the runtime ends it
+// with (the real driver reads as many as the kernel declares).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -19,10 +23,12 @@ struct FakeCudaState {
   char lastImageKind[8]; ///< "ptx" or "cubin"
   int launches;
   unsigned grid[3], block[3], sharedMem;
-  int paramCount;                ///< set by the test before a launch
-  unsigned long long params[16]; ///< first 8 bytes of each parameter
+  int paramCount;                ///< kernelParams entries of the last launch
+  unsigned long long params[16]; ///< first 8 bytes of each (up to 16)
   int maxDynamicShared;          ///< last cuFuncSetAttribute value
   int staticShared;              ///< what cuFuncGetAttribute reports
+  unsigned long long lastAllocPtr, lastAllocBytes; ///< last cuMemAlloc
+  int ctxSyncs;                                    ///< cuCtxSynchronize calls
 };
 
 extern "C" FakeCudaState *fakecuda_state();

@@ -141,6 +141,54 @@ TEST(Manifest, EqualityLooksAtEveryField) {
   b = sample();
   b.cudaVersion = "none";
   EXPECT_FALSE(a == b);
+  b = sample();
+  b.scratchBytesPerProgram = 128;
+  EXPECT_FALSE(a == b);
+}
+
+TEST(Manifest, ScratchBytesRoundTrip) {
+  Manifest m = sample(), back;
+  m.scratchBytesPerProgram = 256;
+  std::string error, json = m.toJSON();
+  EXPECT_NE(json.find("\n  \"scratchBytesPerProgram\": 256,\n"),
+            std::string::npos)
+      << json;
+  EXPECT_LT(json.find("\"arch\""), json.find("\"scratchBytesPerProgram\""));
+  EXPECT_LT(json.find("\"scratchBytesPerProgram\""),
+            json.find("\"tilecVersion\""));
+  ASSERT_TRUE(Manifest::fromJSON(json, back, error)) << error << "\n" << json;
+  EXPECT_EQ(back.scratchBytesPerProgram, 256);
+  EXPECT_EQ(m, back);
+  EXPECT_EQ(json, back.toJSON());
+
+  // 0 (no scratch) is written too.
+  EXPECT_NE(sample().toJSON().find("\"scratchBytesPerProgram\": 0,"),
+            std::string::npos);
+
+  std::string j = json;
+  j.replace(j.find("256,"), 3, "-1");
+  EXPECT_EQ(parseError(j), "invalid manifest: \"scratchBytesPerProgram\" "
+                           "must be an integer in 0..2^31-1, got -1");
+  j = json;
+  j.replace(j.find("256,"), 3, "\"x\"");
+  EXPECT_EQ(parseError(j), "invalid manifest: \"scratchBytesPerProgram\" "
+                           "must be an integer, got string");
+}
+
+TEST(Manifest, MissingScratchBytesMeansNone) {
+  // Manifests written before the key existed still load, with 0.
+  Manifest m = sample(), back;
+  m.scratchBytesPerProgram = 0;
+  std::string json = m.toJSON();
+  std::string line = "  \"scratchBytesPerProgram\": 0,\n";
+  std::size_t at = json.find(line);
+  ASSERT_NE(at, std::string::npos) << json;
+  json.erase(at, line.size());
+  back.scratchBytesPerProgram = 99; // overwritten
+  std::string error;
+  ASSERT_TRUE(Manifest::fromJSON(json, back, error)) << error << "\n" << json;
+  EXPECT_EQ(back.scratchBytesPerProgram, 0);
+  EXPECT_EQ(m, back);
 }
 
 TEST(Manifest, HashIsFnv1a64) {

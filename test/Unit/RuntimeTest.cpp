@@ -326,10 +326,11 @@ TEST(Runtime, LaunchPassesGridBlockAndArguments) {
   ASSERT_TRUE(k) << k.error();
   EXPECT_EQ(k->loadedFrom(), "ptx");
 
-  fake()->paramCount = 7;
-  int launches = fake()->launches;
+  int launches = fake()->launches, allocs = fake()->allocs;
   ASSERT_TRUE(k->launch({8, 264, 1}, flashArgs()).ok());
   EXPECT_EQ(fake()->launches, launches + 1);
+  EXPECT_EQ(fake()->paramCount, 7); // exactly the user's: no scratch
+  EXPECT_EQ(fake()->allocs, allocs);
   EXPECT_EQ(fake()->grid[0], 8u);
   EXPECT_EQ(fake()->grid[1], 264u);
   EXPECT_EQ(fake()->block[0], 128u);
@@ -353,10 +354,98 @@ TEST(Runtime, LaunchPassesGridBlockAndArguments) {
   s = k->launch({1, 70000, 1}, flashArgs());
   EXPECT_TRUE(contains(s.message(), "exceeds the limits")) << s.message();
   EXPECT_EQ(fake()->launches, launches + 1);
-  fake()->paramCount = 0;
 
   Kernel never;
   EXPECT_FALSE(never.launch({1, 1, 1}, {}).ok());
+}
+
+TEST(Runtime, LaunchPassesHiddenScratchLast) {
+  FakeDriver driver;
+  int allocs = fake()->allocs, frees = fake()->frees;
+  int syncs = fake()->ctxSyncs;
+  {
+    Expected<Device> dev = Device::open();
+    ASSERT_TRUE(dev);
+    Manifest m = flashManifest();
+    m.scratchBytesPerProgram = 384;
+    Expected<Kernel> k = Kernel::load(*dev, m, kPTX);
+    ASSERT_TRUE(k) << k.error();
+    EXPECT_EQ(fake()->allocs, allocs); // allocated at the first launch
+
+    // The user passes the manifest's params; the scratch comes last.
+    ASSERT_TRUE(k->launch({3, 5, 2}, flashArgs()).ok());
+    EXPECT_EQ(fake()->paramCount, 8);
+    EXPECT_EQ(fake()->params[0], 0x1000u);
+    EXPECT_EQ(std::uint32_t(fake()->params[5]), 1000u);
+    EXPECT_EQ(fake()->allocs, allocs + 1);
+    EXPECT_EQ(fake()->params[7], fake()->lastAllocPtr);
+    EXPECT_GE(fake()->lastAllocBytes, 384u * 3 * 5 * 2);
+    EXPECT_EQ(fake()->params[7] % 128, 0u);
+    unsigned long long first = fake()->params[7];
+
+    // A smaller or equal grid reuses it.
+    ASSERT_TRUE(k->launch({3, 5, 1}, flashArgs()).ok());
+    ASSERT_TRUE(k->launch({5, 3, 2}, flashArgs()).ok());
+    EXPECT_EQ(fake()->allocs, allocs + 1);
+    EXPECT_EQ(fake()->params[7], first);
+
+    // A bigger one grows it, keeping the old one (an earlier launch may
+    // still use it) until the kernel goes.
+    ASSERT_TRUE(k->launch({64, 40, 1}, flashArgs()).ok());
+    EXPECT_EQ(fake()->paramCount, 8);
+    EXPECT_EQ(fake()->allocs, allocs + 2);
+    EXPECT_EQ(fake()->frees, frees);
+    EXPECT_NE(fake()->params[7], first);
+    EXPECT_EQ(fake()->params[7], fake()->lastAllocPtr);
+    EXPECT_GE(fake()->lastAllocBytes, 384u * 64 * 40);
+
+    // Another stream may run concurrently: it gets its own.
+    Stream other = reinterpret_cast<Stream>(0x5157);
+    ASSERT_TRUE(k->launch({3, 5, 2}, flashArgs(), other).ok());
+    EXPECT_EQ(fake()->allocs, allocs + 3);
+    EXPECT_EQ(fake()->params[7], fake()->lastAllocPtr);
+
+    // Empty grids and rejected arguments allocate and launch nothing; the
+    // scratch is not one of the arguments the user passes.
+    int launches = fake()->launches;
+    ASSERT_TRUE(k->launch({0, 5, 2}, flashArgs(), nullptr).ok());
+    std::vector<KernelArg> extra = flashArgs();
+    extra.push_back(KernelArg::pointer(0x9000, "i8"));
+    Status s = k->launch({3, 5, 2}, extra);
+    EXPECT_TRUE(contains(s.message(), "takes 7 arguments, got 8"))
+        << s.message();
+    EXPECT_EQ(fake()->launches, launches);
+    EXPECT_EQ(fake()->allocs, allocs + 3);
+
+    // Copies share the cache; the last one frees it, after a synchronise.
+    Kernel copy = *k;
+    ASSERT_TRUE(copy.launch({64, 40, 1}, flashArgs()).ok());
+    EXPECT_EQ(fake()->allocs, allocs + 3);
+    EXPECT_EQ(fake()->ctxSyncs, syncs);
+  }
+  EXPECT_EQ(fake()->frees, frees + 3);
+  EXPECT_EQ(fake()->ctxSyncs, syncs + 1);
+}
+
+TEST(Runtime, ScratchAllocationFailureIsReported) {
+  FakeDriver driver;
+  Expected<Device> dev = Device::open();
+  ASSERT_TRUE(dev);
+  Manifest m = flashManifest();
+  m.scratchBytesPerProgram = 1 << 30; // the fake refuses > 1 TiB
+  Expected<Kernel> k = Kernel::load(*dev, m, kPTX);
+  ASSERT_TRUE(k) << k.error();
+  int launches = fake()->launches;
+  Status s = k->launch({2048, 1, 1}, flashArgs());
+  EXPECT_EQ(s.message(),
+            "launching 'flash_fwd': allocating 2199023255552 bytes of global "
+            "scratch (1073741824 per program, 2048 programs): cuMemAlloc "
+            "failed: CUDA_ERROR_OUT_OF_MEMORY (out of memory)");
+  s = k->launch({0x7fffffff, 65535, 65535}, flashArgs());
+  EXPECT_EQ(s.message(), "launching 'flash_fwd': global scratch of 1073741824 "
+                         "bytes for each of 9223090559730712575 programs "
+                         "overflows");
+  EXPECT_EQ(fake()->launches, launches);
 }
 
 //===----------------------------------------------------------------------===//

@@ -37,9 +37,10 @@ struct DotLowering : TilePattern<DotOp> {
 
   LogicalResult lowerMma(DotOp op, OpAdaptor a, ConversionPatternRewriter &rw,
                          Type elt) const {
-    if (state.arch == "sm_90a" &&
-        lowerDotToWgmma(op, a.getA(), a.getB(), a.getAcc(), rw, kernel(op)))
-      return success();
+    if (state.arch == "sm_90a")
+      if (std::optional<LogicalResult> r = lowerDotToWgmma(
+              op, a.getA(), a.getB(), a.getAcc(), rw, kernel(op)))
+        return *r;
     Location loc = op.getLoc();
     LayoutAttr la = layoutOf(op.getA()), lb = layoutOf(op.getB()),
                lc = layoutOf(op.getAcc());

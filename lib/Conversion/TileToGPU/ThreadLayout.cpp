@@ -102,7 +102,7 @@ Value lowering::isOwner(OpBuilder &b, Location loc, KernelInfo &k,
 Value lowering::sharedBuffer(OpBuilder &b, Location loc, KernelInfo &k,
                              Type elemType, int64_t numElems) {
   int64_t bytes = numElems * byteSize(elemType);
-  k.sharedBytes = std::max(k.sharedBytes, bytes);
+  k.sharedBytes = std::max(k.sharedBytes, k.persistentBytes + bytes);
   auto wg = gpu::AddressSpaceAttr::get(b.getContext(),
                                        gpu::AddressSpace::Workgroup);
   auto raw = MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
@@ -110,8 +110,9 @@ Value lowering::sharedBuffer(OpBuilder &b, Location loc, KernelInfo &k,
   Value base = gpu::DynamicSharedMemoryOp::create(b, loc, raw);
   auto typed = MemRefType::get({numElems}, elemType,
                                MemRefLayoutAttrInterface{}, wg);
-  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  return memref::ViewOp::create(b, loc, typed, base, zero, ValueRange{});
+  // Temporaries start after the persistent part (TMA slots).
+  Value shift = arith::ConstantIndexOp::create(b, loc, k.persistentBytes);
+  return memref::ViewOp::create(b, loc, typed, base, shift, ValueRange{});
 }
 
 SmallVector<Value> lowering::unpack(OpBuilder &b, Location loc, Value vec) {

@@ -10,6 +10,7 @@
 
 #include "dialects/tile/TileLayout.h"
 #include "lib/Conversion/Passes.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Transforms/DialectConversion.h"
 
 namespace mlir::tile::lowering {
@@ -22,11 +23,27 @@ inline constexpr llvm::StringLiteral kVectorAttr = "tile.vec";
 /// registers (see AxisAnalysis).
 void annotateVectorAccesses(Operation *root);
 
+/// A shared-memory slot that bulk tensor copies (tile.tma_copy) fill.
+struct TmaSlot {
+  Value buffer;  ///< i32 shared address of stage 0 (1024-byte aligned)
+  int64_t stageBytes = 0; ///< stage 1 is this many bytes after stage 0
+  Value barrier; ///< i32 shared address of stage 0's mbarrier (stage 1: +8)
+  Value staging; ///< i32 shared address where its tensor map is built
+  Value map;     ///< i64 global address of its tensor map (kernel scratch)
+  /// i32 addresses of stage `stage` (an i32 value: 0 or 1).
+  Value bufferOf(OpBuilder &b, Location loc, Value stage) const;
+  Value barrierOf(OpBuilder &b, Location loc, Value stage) const;
+};
+
 /// Per-kernel values created at the top of each gpu.func.
 struct KernelInfo {
   Value lane;   ///< i32 lane id in [0, 32)
   Value warp;   ///< i32 warp id in [0, tile.num_warps)
-  int64_t sharedBytes = 0; ///< dynamic shared memory needed so far
+  Value isFirstThread;          ///< i32: 1 in thread 0, else 0
+  int64_t sharedBytes = 0;      ///< dynamic shared memory needed so far
+  int64_t persistentBytes = 0;  ///< bytes before the temporary buffers
+  int64_t scratchBytes = 0;     ///< global scratch per program
+  SmallVector<TmaSlot> slots;   ///< by tile.tma_copy `slot`
 };
 
 /// Kernels of the module being converted, by gpu.func.
@@ -69,6 +86,11 @@ Value ptx(OpBuilder &b, Location loc, Type result, ValueRange operands,
 /// i32 / i64 constants.
 Value i32Const(OpBuilder &b, Location loc, int64_t v);
 
+/// Sets up the shared-memory slots, barriers and tensor-map scratch of the
+/// tile.tma_copy ops of `fn` (appending the scratch pointer parameter) at
+/// the top of the kernel.
+LogicalResult setupTmaSlots(gpu::GPUFuncOp fn, KernelInfo &k);
+
 /// Register of a 2-D layout by its register coordinates (regCoords), -1 for
 /// none.
 struct RegIndex {
@@ -78,10 +100,13 @@ struct RegIndex {
 };
 
 /// sm_90a: lowers `op` (f16/bf16) to wgmma with A (`a`) and the accumulator
-/// (`acc`) in registers and B (`b`) staged in swizzled shared memory.
-/// Returns false, emitting nothing, when the layouts do not fit a warpgroup.
-bool lowerDotToWgmma(DotOp op, Value a, Value b, Value acc,
-                     ConversionPatternRewriter &rw, KernelInfo &ki);
+/// (`acc`) in registers and B (`b`) staged in swizzled shared memory, or
+/// read in place when it comes from tile.tma_wait. nullopt, emitting
+/// nothing, when the layouts do not fit a warpgroup and B is in registers.
+std::optional<LogicalResult> lowerDotToWgmma(DotOp op, Value a, Value b,
+                                             Value acc,
+                                             ConversionPatternRewriter &rw,
+                                             KernelInfo &ki);
 
 /// Adds the patterns of each file.
 void populateElementwisePatterns(TypeConverter &tc, RewritePatternSet &p,
@@ -91,6 +116,8 @@ void populateMemoryPatterns(TypeConverter &tc, RewritePatternSet &p,
 void populateLayoutOpPatterns(TypeConverter &tc, RewritePatternSet &p,
                               LoweringState &s);
 void populateDotPatterns(TypeConverter &tc, RewritePatternSet &p,
+                         LoweringState &s);
+void populateTmaPatterns(TypeConverter &tc, RewritePatternSet &p,
                          LoweringState &s);
 
 /// Base for the patterns: a converter plus the shared lowering state.

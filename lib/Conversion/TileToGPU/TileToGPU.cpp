@@ -115,6 +115,8 @@ struct ConvertTileToGPUPass
     for (func::FuncOp fn : kernels) {
       gpu::GPUFuncOp gfn = outline(fn, gpuModule);
       state.kernels[gfn] = threadIds(gfn);
+      if (failed(setupTmaSlots(gfn, state.kernels[gfn])))
+        return signalPassFailure();
     }
 
     TypeConverter tc;
@@ -151,6 +153,7 @@ struct ConvertTileToGPUPass
     populateMemoryPatterns(tc, patterns, state);
     populateLayoutOpPatterns(tc, patterns, state);
     populateDotPatterns(tc, patterns, state);
+    populateTmaPatterns(tc, patterns, state);
     if (failed(applyPartialConversion(gpuModule, target, std::move(patterns))))
       return signalPassFailure();
 

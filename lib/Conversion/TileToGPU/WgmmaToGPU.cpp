@@ -72,62 +72,15 @@ Value swizzledOffset(OpBuilder &b, Location loc, Value outer, Value inner,
       arith::AddIOp::create(
           b, loc, arith::MulIOp::create(b, loc, chunk, c(16)), within));
 }
-} // namespace
-
-bool lowering::lowerDotToWgmma(DotOp op, Value a, Value bv, Value acc,
-                               ConversionPatternRewriter &rw, KernelInfo &ki) {
-  Location loc = op.getLoc();
-  LayoutAttr la = layoutOf(op.getA()), lb = layoutOf(op.getB()),
-             lc = layoutOf(op.getAcc());
-  auto tb = cast<TileType>(op.getB().getType());
-  auto tc = cast<TileType>(op.getAcc().getType());
-  Type elt = tb.getElementType();
-  int64_t kSize = tb.getDimSize(0), nSize = tb.getDimSize(1),
-          mSize = tc.getDimSize(0);
-  // B is stored along the dimension its registers run along (K-major when
-  // they run along K, else N-major with the descriptor's transpose bit).
-  bool kMajor = leadingRegsAlong(lb, 0) > 1;
-  unsigned inner = kMajor ? 0 : 1;
-  int64_t innerSize = tb.getDimSize(inner), outerSize = tb.getDimSize(1 - inner);
-  if (!fitsWarpgroup(la) || !fitsWarpgroup(lc) ||
-      !llvm::equal(la.getWarps(), lc.getWarps()) || mSize < 64 ||
-      nSize % 8 != 0 || nSize > 256 || kSize % 16 != 0 || innerSize % 64 != 0 ||
-      outerSize % 8 != 0)
-    return false;
-  RegIndex ia(la), ic(lc);
-  // The 64-row blocks this warpgroup holds in registers (row offsets).
-  SmallVector<int64_t> blocks;
-  for (int64_t m0 = 0; m0 < mSize; m0 += 64)
-    if (ic.at(m0, 0) >= 0)
-      blocks.push_back(m0);
-  // Accumulator register i of a block: rows +8 every 2, columns +8 every 4.
-  SmallVector<SmallVector<int64_t>> accRegs, aRegs;
-  for (int64_t m0 : blocks) {
-    SmallVector<int64_t> regs;
-    for (int64_t i = 0; i < nSize / 2; ++i)
-      regs.push_back(ic.at(m0 + 8 * ((i >> 1) & 1), (i & 1) + 8 * (i >> 2)));
-    for (int64_t k0 = 0; k0 < kSize; k0 += 16) {
-      SmallVector<int64_t> ar = {ia.at(m0, k0),         ia.at(m0, k0 + 1),
-                                 ia.at(m0 + 8, k0),     ia.at(m0 + 8, k0 + 1),
-                                 ia.at(m0, k0 + 8),     ia.at(m0, k0 + 9),
-                                 ia.at(m0 + 8, k0 + 8), ia.at(m0 + 8, k0 + 9)};
-      if (llvm::is_contained(ar, -1))
-        return false;
-      aRegs.push_back(ar);
-    }
-    if (llvm::is_contained(regs, -1))
-      return false;
-    accRegs.push_back(regs);
-  }
-  if (blocks.empty() ||
-      int64_t(blocks.size()) * nSize / 2 != lc.getNumRegs())
-    return false;
-
-  // --- B to shared memory, swizzled, 16 bytes per store where the layout
-  // gives a thread 8 consecutive elements.
+/// Stores B (layout `lb`) to a new shared buffer in the swizzled slab
+/// layout; returns the buffer's (1024-byte aligned) address once every
+/// thread's stores are visible to wgmma.
+Value storeSwizzled(ConversionPatternRewriter &rw, Location loc, KernelInfo &ki,
+                    Type elt, LayoutAttr lb, Value bv, bool kMajor,
+                    int64_t outerSize, int64_t numElems) {
   int64_t eltBytes = 2;
-  Value buf = sharedBuffer(rw, loc, ki, elt,
-                           kSize * nSize + kAtomBytes / eltBytes);
+  unsigned inner = kMajor ? 0 : 1;
+  Value buf = sharedBuffer(rw, loc, ki, elt, numElems + kAtomBytes / eltBytes);
   Value raw = arith::IndexCastOp::create(
       rw, loc, rw.getI32Type(),
       memref::ExtractAlignedPointerAsIndexOp::create(rw, loc, buf));
@@ -161,6 +114,81 @@ bool lowering::lowerDotToWgmma(DotOp op, Value a, Value bv, Value acc,
   ptx(rw, loc, Type(), ValueRange{}, "fence.proxy.async.shared::cta;", "",
       /*sideEffects=*/true);
   gpu::BarrierOp::create(rw, loc);
+  return base;
+}
+} // namespace
+
+std::optional<LogicalResult>
+lowering::lowerDotToWgmma(DotOp op, Value a, Value bv, Value acc,
+                          ConversionPatternRewriter &rw, KernelInfo &ki) {
+  // B already in a TMA slot (tile-tma-loads checked that this dot fits).
+  auto fromSlot = op.getB().getDefiningOp<TmaWaitOp>();
+  auto misfit = [&]() -> std::optional<LogicalResult> {
+    if (!fromSlot)
+      return std::nullopt; // mma.sync instead
+    return op.emitError("dot reading a TMA slot does not fit wgmma");
+  };
+  Location loc = op.getLoc();
+  LayoutAttr la = layoutOf(op.getA()), lb = layoutOf(op.getB()),
+             lc = layoutOf(op.getAcc());
+  auto tb = cast<TileType>(op.getB().getType());
+  auto tc = cast<TileType>(op.getAcc().getType());
+  Type elt = tb.getElementType();
+  int64_t kSize = tb.getDimSize(0), nSize = tb.getDimSize(1),
+          mSize = tc.getDimSize(0);
+  // B is stored along the dimension its registers run along (K-major when
+  // they run along K, else N-major with the descriptor's transpose bit).
+  bool kMajor = fromSlot ? fromSlot.getInnerDim() == 0
+                         : leadingRegsAlong(lb, 0) > 1;
+  unsigned inner = kMajor ? 0 : 1;
+  int64_t innerSize = tb.getDimSize(inner), outerSize = tb.getDimSize(1 - inner);
+  if (!fitsWarpgroup(la) || !fitsWarpgroup(lc) ||
+      !llvm::equal(la.getWarps(), lc.getWarps()) || mSize < 64 ||
+      nSize % 8 != 0 || nSize > 256 || kSize % 16 != 0 || innerSize % 64 != 0 ||
+      outerSize % 8 != 0)
+    return misfit();
+  RegIndex ia(la), ic(lc);
+  // The 64-row blocks this warpgroup holds in registers (row offsets).
+  SmallVector<int64_t> blocks;
+  for (int64_t m0 = 0; m0 < mSize; m0 += 64)
+    if (ic.at(m0, 0) >= 0)
+      blocks.push_back(m0);
+  // Accumulator register i of a block: rows +8 every 2, columns +8 every 4.
+  SmallVector<SmallVector<int64_t>> accRegs, aRegs;
+  for (int64_t m0 : blocks) {
+    SmallVector<int64_t> regs;
+    for (int64_t i = 0; i < nSize / 2; ++i)
+      regs.push_back(ic.at(m0 + 8 * ((i >> 1) & 1), (i & 1) + 8 * (i >> 2)));
+    for (int64_t k0 = 0; k0 < kSize; k0 += 16) {
+      SmallVector<int64_t> ar = {ia.at(m0, k0),         ia.at(m0, k0 + 1),
+                                 ia.at(m0 + 8, k0),     ia.at(m0 + 8, k0 + 1),
+                                 ia.at(m0, k0 + 8),     ia.at(m0, k0 + 9),
+                                 ia.at(m0 + 8, k0 + 8), ia.at(m0 + 8, k0 + 9)};
+      if (llvm::is_contained(ar, -1))
+        return misfit();
+      aRegs.push_back(ar);
+    }
+    if (llvm::is_contained(regs, -1))
+      return misfit();
+    accRegs.push_back(regs);
+  }
+  if (blocks.empty() ||
+      int64_t(blocks.size()) * nSize / 2 != lc.getNumRegs())
+    return misfit();
+
+  // --- B to shared memory, swizzled, 16 bytes per store where the layout
+  // gives a thread 8 consecutive elements (unless a TMA slot holds it).
+  int64_t eltBytes = 2;
+  Value base;
+  if (fromSlot) {
+    if (fromSlot.getSlot() >= int64_t(ki.slots.size()))
+      return op.emitError("dot reads a TMA slot without shared memory");
+    base = ki.slots[fromSlot.getSlot()].bufferOf(
+        rw, loc, rw.getRemappedValue(fromSlot.getStage()));
+  } else {
+    base = storeSwizzled(rw, loc, ki, elt, lb, bv, kMajor, outerSize,
+                         kSize * nSize);
+  }
 
   // --- Descriptors: start >> 4 (bits 0-13), leading byte offset >> 4
   // (16-29), stride byte offset >> 4 (32-45), 128-byte swizzle (62-63).
@@ -242,5 +270,5 @@ bool lowering::lowerDotToWgmma(DotOp op, Value a, Value bv, Value acc,
   for (int64_t i = 0; i < total; ++i)
     cv[i] = LLVM::ExtractValueOp::create(rw, loc, waited, i);
   rw.replaceOp(op, pack(rw, loc, cast<VectorType>(acc.getType()), cv));
-  return true;
+  return success();
 }

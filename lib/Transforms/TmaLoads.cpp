@@ -1,0 +1,355 @@
+//===- TmaLoads.cpp - loop loads of dot B operands as TMA copies ----------===//
+//
+// sm_90a only. A tile.load in an scf.for body that
+//   * feeds only the B operand of one tile.dot (read in place by wgmma),
+//   * reads a 2-D f16/bf16 box of a row-major tensor: stride 1 along one
+//     dimension (a row, a multiple of 64 elements), a constant row stride
+//     along the other, and the loop moves it only through the row index Y
+//     (pointer = loop-invariant base + Y * stride + invariant offsets),
+//   * is masked exactly by `Y < bound` (bound loop-invariant, Y with stride
+//     1 and a provably non-negative start) with `other` zero or absent,
+// becomes a bulk tensor copy: the tensor is `bound` rows starting at the
+// address of row 0, so rows past the bound read as zero just as the mask
+// made them. Each load gets a slot of two stages: iteration i reads stage
+// i % 2 and, at its top, starts the copy for iteration i + 1 into the other
+// stage; the first copy starts before the loop.
+//
+//===----------------------------------------------------------------------===//
+#include "lib/Analysis/AxisInfo.h"
+#include "lib/Transforms/Passes.h"
+
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace mlir::tile {
+#define GEN_PASS_DEF_TILETMALOADS
+#include "lib/Transforms/Passes.h.inc"
+} // namespace mlir::tile
+
+using namespace mlir;
+using namespace mlir::tile;
+
+namespace {
+/// What a load must look like to become a TMA copy.
+struct Match {
+  LoadOp load;
+  DotOp dot;
+  unsigned inner;   ///< contiguous dimension of the tile
+  int64_t stride;   ///< elements between rows
+  Value rowIndex;   ///< 1-D tile Y: the row of each element along the outer dim
+  Value bound;      ///< scalar i32: rows >= bound are masked off
+};
+
+bool definedOutside(scf::ForOp loop, Value v) {
+  return !loop->isAncestor(v.getParentRegion()->getParentOp());
+}
+
+/// Defined outside `loop`, or by pure ops of its body from such values
+/// (never the induction variable or an iter_arg).
+bool isInvariant(scf::ForOp loop, Value v) {
+  if (definedOutside(loop, v))
+    return true;
+  Operation *def = v.getDefiningOp();
+  if (!def || def->getNumRegions() || !isPure(def))
+    return false;
+  return llvm::all_of(def->getOperands(),
+                      [&](Value o) { return isInvariant(loop, o); });
+}
+
+std::optional<int64_t> constantOf(Value v) {
+  if (auto f = v.getDefiningOp<FullOp>())
+    if (auto i = dyn_cast<IntegerAttr>(f.getValue()))
+      return i.getInt();
+  if (auto s = v.getDefiningOp<SplatOp>())
+    return constantOf(s.getOperand());
+  if (auto c = v.getDefiningOp<arith::ConstantOp>())
+    if (auto i = dyn_cast<IntegerAttr>(c.getValue()))
+      return i.getInt();
+  return std::nullopt;
+}
+
+bool isZero(Value v) {
+  auto f = v.getDefiningOp<FullOp>();
+  if (!f)
+    return false;
+  if (auto x = dyn_cast<FloatAttr>(f.getValue()))
+    return x.getValue().isZero() && !x.getValue().isNegative();
+  return false;
+}
+
+/// Scalars a row index may start at without TMA (which reads negative rows
+/// as zero) and the masked load disagreeing.
+bool nonNegative(Value v) {
+  if (auto c = constantOf(v))
+    return *c >= 0;
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    auto loop = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp());
+    auto step = loop ? constantOf(loop.getStep()) : std::nullopt;
+    return loop && arg == loop.getInductionVar() && step && *step > 0 &&
+           nonNegative(loop.getLowerBound());
+  }
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return false;
+  if (isa<ProgramIdOp>(def))
+    return true;
+  if (isa<arith::AddIOp, arith::MulIOp, arith::MaxSIOp, AddOp, MulOp>(def))
+    return nonNegative(def->getOperand(0)) && nonNegative(def->getOperand(1));
+  if (isa<SplatOp, arith::ExtSIOp, arith::ExtUIOp>(def))
+    return nonNegative(def->getOperand(0));
+  if (isa<IotaOp>(def))
+    return true;
+  return false;
+}
+
+/// `mul(expand_dims(Y, inner), S)` (through broadcasts), S == stride.
+bool isRowOffset(Value v, Value y, unsigned inner, int64_t stride) {
+  while (auto b = v.getDefiningOp<BroadcastOp>())
+    v = b.getOperand();
+  auto mul = v.getDefiningOp<MulOp>();
+  if (!mul)
+    return false;
+  for (int i = 0; i < 2; ++i) {
+    auto e = mul->getOperand(i).getDefiningOp<ExpandDimsOp>();
+    if (e && e.getOperand() == y && e.getAxis() == int64_t(inner) &&
+        constantOf(mul->getOperand(1 - i)) == stride)
+      return true;
+  }
+  return false;
+}
+
+/// Every addend of the pointer chain is loop-invariant except exactly one
+/// row offset of `y`.
+bool pointerMovesOnlyByRow(scf::ForOp loop, Value ptr, Value y, unsigned inner,
+                           int64_t stride) {
+  int rowTerms = 0;
+  while (true) {
+    if (isInvariant(loop, ptr))
+      return rowTerms == 1;
+    Operation *def = ptr.getDefiningOp();
+    if (auto b = dyn_cast_or_null<BroadcastOp>(def)) {
+      ptr = b.getOperand();
+    } else if (auto s = dyn_cast_or_null<SplatOp>(def)) {
+      if (!isInvariant(loop, s.getOperand()))
+        return false;
+      return rowTerms == 1;
+    } else if (auto add = dyn_cast_or_null<AddPtrOp>(def)) {
+      Value off = add.getOffset();
+      if (isRowOffset(off, y, inner, stride))
+        ++rowTerms;
+      else if (!isInvariant(loop, off))
+        return false;
+      ptr = add.getPtr();
+    } else {
+      return false;
+    }
+  }
+}
+
+std::optional<Match> match(scf::ForOp loop, LoadOp load,
+                           const AxisAnalysis &axes) {
+  auto type = cast<TileType>(load.getType());
+  if (type.getRank() != 2 ||
+      !(type.getElementType().isBF16() || type.getElementType().isF16()) ||
+      !load->hasOneUse())
+    return std::nullopt;
+  auto dot = dyn_cast<DotOp>(*load->user_begin());
+  if (!dot || dot.getB() != load.getResult() || dot->getBlock() != load->getBlock() ||
+      dot.getA() == load.getResult())
+    return std::nullopt;
+  if (!load.getMask() || (load.getOther() && !isZero(load.getOther())))
+    return std::nullopt;
+  // The dot must become wgmma (the only reader of a slot): whole warpgroups,
+  // each warp on its own 16 rows of 64-row blocks, N <= 256.
+  int64_t warps = 4;
+  if (auto fn = load->getParentOfType<func::FuncOp>())
+    if (auto a = fn->getAttrOfType<IntegerAttr>(kNumWarpsAttr))
+      warps = a.getInt();
+  int64_t rowsM = cast<TileType>(dot.getA().getType()).getDimSize(0);
+  if (warps % 4 || rowsM < 16 * warps || rowsM % 64 || type.getDimSize(1) % 8 ||
+      type.getDimSize(1) > 256 || type.getDimSize(0) % 16)
+    return std::nullopt;
+  const AxisInfo *info = axes.lookup(load.getPtr());
+  std::optional<unsigned> inner = axes.contiguousDim(load.getPtr());
+  if (!info || !inner)
+    return std::nullopt;
+  unsigned outer = 1 - *inner;
+  std::optional<int64_t> stride = info->stride[outer];
+  int64_t bytes = type.getElementTypeBitWidth() / 8;
+  if (!stride || *stride < type.getDimSize(*inner) || (*stride * bytes) % 16 ||
+      type.getDimSize(*inner) % 64 || type.getDimSize(outer) > 256 ||
+      (info->divisibility * bytes) % 16)
+    return std::nullopt;
+  // mask = broadcast(expand_dims(cmp lt (Y, splat(bound)), inner))
+  Value m = load.getMask();
+  if (auto b = m.getDefiningOp<BroadcastOp>())
+    m = b.getOperand();
+  auto e = m.getDefiningOp<ExpandDimsOp>();
+  if (!e || e.getAxis() != int64_t(*inner))
+    return std::nullopt;
+  auto cmp = e.getOperand().getDefiningOp<CmpOp>();
+  if (!cmp || cmp.getPredicate() != CmpPredicate::lt)
+    return std::nullopt;
+  auto boundSplat = cmp.getRhs().getDefiningOp<SplatOp>();
+  Value y = cmp.getLhs();
+  const AxisInfo *yInfo = axes.lookup(y);
+  if (!boundSplat || !isInvariant(loop, boundSplat.getOperand()) ||
+      !boundSplat.getOperand().getType().isInteger(32) || !yInfo ||
+      yInfo->stride[0] != 1 || !nonNegative(y))
+    return std::nullopt;
+  if (!pointerMovesOnlyByRow(loop, load.getPtr(), y, *inner, *stride))
+    return std::nullopt;
+  return Match{load, dot, *inner, *stride, y, boundSplat.getOperand()};
+}
+
+/// Builds the scalar value of tile `v` at coordinate 0 (iota -> 0), with
+/// the values of `map` substituted (the induction variable).
+FailureOr<Value> originOf(OpBuilder &b, scf::ForOp loop, Value v,
+                          IRMapping &map) {
+  if (Value m = map.lookupOrNull(v))
+    return m;
+  Location loc = v.getLoc();
+  auto recur = [&](Value x) { return originOf(b, loop, x, map); };
+  if (!isa<TileType>(v.getType())) {
+    if (definedOutside(loop, v))
+      return v;
+    Operation *def = v.getDefiningOp();
+    if (!def || !isPure(def) || def->getNumRegions() || def->getNumResults() != 1)
+      return failure();
+    for (Value o : def->getOperands())
+      if (failed(recur(o)))
+        return failure();
+    Operation *c = b.clone(*def, map);
+    return c->getResult(0);
+  }
+  Operation *def = v.getDefiningOp();
+  Value out;
+  if (auto s = dyn_cast_or_null<SplatOp>(def)) {
+    FailureOr<Value> x = recur(s.getOperand());
+    if (failed(x))
+      return failure();
+    out = *x;
+  } else if (isa_and_nonnull<IotaOp>(def)) {
+    out = arith::ConstantOp::create(
+        b, loc, b.getIntegerAttr(cast<TileType>(v.getType()).getElementType(), 0));
+  } else if (auto f = dyn_cast_or_null<FullOp>(def)) {
+    out = arith::ConstantOp::create(b, loc, cast<TypedAttr>(f.getValue()));
+  } else if (isa_and_nonnull<ExpandDimsOp, BroadcastOp>(def)) {
+    FailureOr<Value> x = recur(def->getOperand(0));
+    if (failed(x))
+      return failure();
+    out = *x;
+  } else if (isa_and_nonnull<AddOp, MulOp, AddPtrOp>(def)) {
+    FailureOr<Value> l = recur(def->getOperand(0));
+    FailureOr<Value> r = failed(l) ? l : recur(def->getOperand(1));
+    if (failed(r))
+      return failure();
+    if (isa<AddPtrOp>(def))
+      out = AddPtrOp::create(b, loc, l->getType(), *l, *r);
+    else if (isa<AddOp>(def))
+      out = arith::AddIOp::create(b, loc, *l, *r);
+    else
+      out = arith::MulIOp::create(b, loc, *l, *r);
+  } else {
+    return failure();
+  }
+  map.map(v, out);
+  return out;
+}
+
+LogicalResult rewrite(scf::ForOp loop, const Match &mt, int64_t slot) {
+  LoadOp load = mt.load;
+  Location loc = load.getLoc();
+  Value iv = loop.getInductionVar(), lb = loop.getLowerBound(),
+        ub = loop.getUpperBound(), step = loop.getStep();
+  auto type = cast<TileType>(load.getType());
+  SmallVector<int64_t> shape(type.getShape());
+
+  // Scalars first (pure ops; left for DCE if anything fails): at the top
+  // of the body, the iteration number and the next iteration's first row ...
+  OpBuilder b(mt.dot->getContext());
+  b.setInsertionPointToStart(loop.getBody());
+  auto c32 = [&](int64_t v) {
+    return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v));
+  };
+  Value iter = arith::DivSIOp::create(
+      b, loc, arith::SubIOp::create(b, loc, iv, lb), step);
+  IRMapping next;
+  Value nextIv = arith::AddIOp::create(b, loc, iv, step);
+  next.map(iv, nextIv);
+  FailureOr<Value> yn = originOf(b, loop, mt.rowIndex, next);
+  if (failed(yn))
+    return failure();
+  Value nextOk =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, nextIv, ub);
+  Value afterScalars = nextOk;
+  // ... and before the loop the first row and the address of row 0.
+  b.setInsertionPoint(loop);
+  IRMapping first;
+  first.map(iv, lb);
+  FailureOr<Value> p0 = originOf(b, loop, load.getPtr(), first);
+  FailureOr<Value> y0 = failed(p0) ? p0 : originOf(b, loop, mt.rowIndex, first);
+  if (failed(y0))
+    return failure();
+  Value y64 = arith::ExtSIOp::create(b, loc, b.getI64Type(), *y0);
+  Value back = arith::SubIOp::create(
+      b, loc, arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0)),
+      arith::MulIOp::create(b, loc, y64,
+                            arith::ConstantOp::create(
+                                b, loc, b.getI64IntegerAttr(mt.stride))));
+  Value row0 = AddPtrOp::create(b, loc, p0->getType(), *p0, back);
+  auto copy = [&](Value coord, Value stage, Value pred, bool init) {
+    TmaCopyOp::create(
+        b, loc, row0, mt.bound, coord, stage, pred, b.getI64IntegerAttr(slot),
+        b.getDenseI64ArrayAttr(shape), b.getI64IntegerAttr(mt.inner),
+        b.getI64IntegerAttr(mt.stride), init ? b.getUnitAttr() : UnitAttr());
+  };
+  // Two stages: iteration i uses stage i % 2, so the copy for i + 1 can
+  // start at the top of iteration i (its stage was read by the dot of
+  // i - 1), a whole iteration ahead.
+  copy(*y0, c32(0),
+       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lb, ub), true);
+  b.setInsertionPointAfterValue(afterScalars);
+  Value one = c32(1);
+  Value stage = arith::AndIOp::create(b, loc, iter, one);
+  copy(*yn, arith::XOrIOp::create(b, loc, stage, one), nextOk, false);
+  // In the loop: wait for this iteration's copy; stage s's k-th copy has
+  // barrier parity k % 2, k = i / 2.
+  b.setInsertionPoint(load);
+  Value parity = arith::AndIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, iter, one), one);
+  auto wait = TmaWaitOp::create(b, loc, type, stage, parity,
+                                b.getI64IntegerAttr(slot),
+                                b.getI64IntegerAttr(mt.inner));
+  load.replaceAllUsesWith(wait.getResult());
+  load.erase();
+  return success();
+}
+
+struct TmaLoadsPass : public mlir::tile::impl::TileTmaLoadsBase<TmaLoadsPass> {
+  using TileTmaLoadsBase::TileTmaLoadsBase;
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    std::string target = arch;
+    if (target.empty())
+      if (auto a = module->getAttrOfType<StringAttr>(kArchAttr))
+        target = a.str();
+    if (target != "sm_90a")
+      return;
+    module.walk([&](func::FuncOp fn) {
+      AxisAnalysis axes(fn);
+      SmallVector<std::pair<scf::ForOp, Match>> matches;
+      fn.walk([&](scf::ForOp loop) {
+        for (Operation &op : *loop.getBody())
+          if (auto ld = dyn_cast<LoadOp>(op))
+            if (std::optional<Match> m = match(loop, ld, axes))
+              matches.push_back({loop, *m});
+      });
+      // Last first, so that the copies at the top of a loop body come out
+      // in program order (each rewrite inserts at the top).
+      for (int64_t i = int64_t(matches.size()) - 1; i >= 0; --i)
+        (void)rewrite(matches[i].first, matches[i].second, i);
+    });
+  }
+};
+} // namespace
