@@ -56,7 +56,7 @@ def flops(s):
 class Tilec:
     """Compiles flash_fwd.tile variants (cached) and times the compiler."""
 
-    def __init__(self, exe, tile, arch, workdir):
+    def __init__(self, exe, tile, arch, workdir, extra=None):
         found = shutil.which(exe) or (exe if os.path.exists(exe) else None)
         if not found:
             sys.exit(f"error: tilec not found: {exe} (pass --tilec PATH)")
@@ -67,10 +67,12 @@ class Tilec:
         if lib.is_dir():
             self.env["LD_LIBRARY_PATH"] = f"{lib}:{self.env.get('LD_LIBRARY_PATH', '')}"
         self.cache = {}
+        self.extra = dict(extra or {})  # --define NAME=VALUE for every variant
 
     def args(self, T, D, causal, cfg):
         bm, bn, w = cfg
-        defs = dict(T=T, D=D, CAUSAL=str(bool(causal)).lower(), BM=bm, BN=bn, NUM_WARPS=w)
+        defs = dict(self.extra)
+        defs.update(T=T, D=D, CAUSAL=str(bool(causal)).lower(), BM=bm, BN=bn, NUM_WARPS=w)
         out = [self.exe, self.tile, f"-arch={self.arch}"]
         for k, v in defs.items():
             out += ["-D", f"{k}={v}"]
@@ -318,6 +320,8 @@ def parse_args(argv=None):
     p.add_argument("--providers", nargs="+", choices=PROVIDERS, default=PROVIDERS)
     p.add_argument("--config", help="tilec BM,BN,NUM_WARPS for every shape (e.g. 128,64,8)")
     p.add_argument("--tuned", help="tuned.json from an earlier --tune: use its configs")
+    p.add_argument("--define", metavar="NAME=VALUE", action="append", default=[],
+                   help="extra tilec -D for every variant, e.g. TMA=true (sm_90a TMA loads)")
     p.add_argument("--tune", action="store_true", help=f"try {len(TUNE_CFGS)} tilec configs per shape, keep the best passing one")
     p.add_argument("--quick", action="store_true", help="seqlens 1k and 4k, bf16, fewer runs")
     p.add_argument("--min-runs", type=int, default=30)
@@ -326,6 +330,13 @@ def parse_args(argv=None):
     p.add_argument("--out", default=str(ROOT / "bench" / "results"))
     p.add_argument("--dry-run", action="store_true", help="compile with tilec, time the compiler, print the plan; no GPU")
     a = p.parse_args(argv)
+    defines = {}
+    for d in a.define:
+        name, eq, value = d.partition("=")
+        if not eq or not name:
+            p.error(f"--define wants NAME=VALUE, got {d!r}")
+        defines[name] = value
+    a.define = defines
     if a.quick:
         a.seqlen = a.seqlen or [1024, 4096]
         a.dtype = a.dtype or ["bf16"]
@@ -394,7 +405,7 @@ def main(argv=None):
             cfgs = configs_for(a, s, tuned) if need_tilec else []
             print(f"  {shape_key(s):28s} B={s['B']:<3d} H={s['H']:<3d} {flops(s)/1e12:7.2f} TFLOP  tilec {', '.join(map(cfg_str, cfgs))}")
         if need_tilec:
-            tc = Tilec(a.tilec, a.tile, arch, workdir)
+            tc = Tilec(a.tilec, a.tile, arch, workdir, a.define)
             print("tilec -emit=ptx compile time (wall, median of %d; target < 300 ms):" % a.compile_runs)
             rows = compile_speed(tc, a, shape_list, tuned)
             return 1 if any("error" in r for r in rows) else 0
@@ -420,7 +431,7 @@ def main(argv=None):
 
     compile_rows, tc = [], None
     if need_tilec:
-        tc = Tilec(a.tilec, a.tile, arch, workdir)
+        tc = Tilec(a.tilec, a.tile, arch, workdir, a.define)
         meta["tilec"] = tc.exe
         print("tilec -emit=ptx compile time (wall, median of %d; target < 300 ms):" % a.compile_runs)
         compile_rows = compile_speed(tc, a, shape_list, tuned)

@@ -46,7 +46,8 @@ def TileTmaLoads : Pass<"tile-tma-loads", "mlir::ModuleOp"> {
   let summary = "Turn loop loads of dot B operands into pipelined TMA copies (sm_90a)";
   let description = [{
     Pipeline stage 3, before `tile-pipeline-loads`; does nothing unless the
-    target (`arch`, else the module's `tile.arch`) is sm_90a. A `tile.load`
+    target (`arch`, else the module's `tile.arch`) is sm_90a, and only in
+    kernels with a compile-time parameter `TMA` that is true. A `tile.load`
     in an `scf.for` body that only feeds a `tile.dot` B operand, reads a 2-D
     f16/bf16 box of a row-major tensor (rows a multiple of 64 elements, a
     constant row stride, the loop moving it only through the row index Y)

@@ -1,6 +1,8 @@
 //===- TmaLoads.cpp - loop loads of dot B operands as TMA copies ----------===//
 //
-// sm_90a only. A tile.load in an scf.for body that
+// sm_90a only, in kernels with a compile-time parameter TMA = true (opt-in:
+// on H100 this path is still slower than register prefetch, bench/NOTES.md
+// entry 7). A tile.load in an scf.for body that
 //   * feeds only the B operand of one tile.dot (read in place by wgmma),
 //   * reads a 2-D f16/bf16 box of a row-major tensor: stride 1 along one
 //     dimension (a row, a multiple of 64 elements), a constant row stride
@@ -326,6 +328,19 @@ LogicalResult rewrite(scf::ForOp loop, const Match &mt, int64_t slot) {
   return success();
 }
 
+/// Kernels opt in with a compile-time parameter `TMA` (e.g. `-D TMA=true`).
+bool wantsTma(func::FuncOp fn) {
+  auto params = fn->getAttrOfType<DictionaryAttr>(kParamsAttr);
+  if (!params)
+    return false;
+  Attribute a = params.get("TMA");
+  if (auto b = dyn_cast_or_null<BoolAttr>(a))
+    return b.getValue();
+  if (auto i = dyn_cast_or_null<IntegerAttr>(a))
+    return i.getValue().getBoolValue();
+  return false;
+}
+
 struct TmaLoadsPass : public mlir::tile::impl::TileTmaLoadsBase<TmaLoadsPass> {
   using TileTmaLoadsBase::TileTmaLoadsBase;
   void runOnOperation() override {
@@ -337,6 +352,8 @@ struct TmaLoadsPass : public mlir::tile::impl::TileTmaLoadsBase<TmaLoadsPass> {
     if (target != "sm_90a")
       return;
     module.walk([&](func::FuncOp fn) {
+      if (!wantsTma(fn))
+        return;
       AxisAnalysis axes(fn);
       SmallVector<std::pair<scf::ForOp, Match>> matches;
       fn.walk([&](scf::ForOp loop) {

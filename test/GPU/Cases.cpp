@@ -17,10 +17,19 @@ std::string Config::name() const {
          std::to_string(d);
 }
 
+static Defines &extraDefines() {
+  static Defines d;
+  return d;
+}
+
+void setExtraDefines(const Defines &d) { extraDefines() = d; }
+
 Defines Config::defines() const {
-  return {{"T", dtypeName(dtype)},
-          {"CAUSAL", causal ? "true" : "false"},
-          {"D", std::to_string(d)}};
+  Defines d = extraDefines();
+  d["T"] = dtypeName(dtype);
+  d["CAUSAL"] = causal ? "true" : "false";
+  d["D"] = std::to_string(this->d);
+  return d;
 }
 
 static std::string fmt(double x) {

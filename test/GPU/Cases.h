@@ -27,6 +27,7 @@ struct Config {
   int d;
   /// "bf16_causal_d128".
   std::string name() const;
+  /// T, CAUSAL, D and the extra defines (setExtraDefines).
   tile::Defines defines() const;
   double tolerance() const { return dtype == DType::F32 ? 1e-5 : 1e-2; }
   double lseTolerance() const { return dtype == DType::F32 ? 1e-5 : 1e-3; }
@@ -68,5 +69,9 @@ void runCase(const tile::Device &dev, std::vector<Variant *> variants,
 /// nothing and writes nothing.
 void runEmptyGrid(const tile::Device &dev, Variant &var, const Config &c,
                   Totals &totals);
+
+/// -D values every config is compiled with in addition to its own
+/// (tile-gpu-tests --define NAME=VALUE), e.g. TMA=true.
+void setExtraDefines(const tile::Defines &d);
 
 } // namespace tilegpu

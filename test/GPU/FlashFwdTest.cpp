@@ -1,6 +1,7 @@
 //===- FlashFwdTest.cpp - GPU parity suite for flash_fwd (JIT and AOT) ----===//
 //
 //   tile-gpu-tests [--seed N] [--quick] [--no-aot] [--tile PATH] [--only NAME]
+//                  [--define NAME=VALUE]...   (extra -D for every config)
 //   tile-gpu-tests --write-bundles DIR --arch sm_80|sm_90a   (no GPU needed)
 //   tile-gpu-tests[-aot] --bundles DIR [--seed N] [--quick] [--only NAME]
 //
@@ -52,6 +53,7 @@ struct Options {
   std::string arch;         ///< for --write-bundles
   unsigned long long seed = 0;
   bool seedGiven = false, quick = false, aot = true;
+  tile::Defines defines;    ///< --define NAME=VALUE, added to every config
 };
 
 bool parseArgs(int argc, char **argv, Options &o) {
@@ -72,6 +74,14 @@ bool parseArgs(int argc, char **argv, Options &o) {
       o.writeBundles = argv[++i];
     } else if (a == "--arch" && i + 1 < argc) {
       o.arch = argv[++i];
+    } else if (a == "--define" && i + 1 < argc) {
+      std::string kv = argv[++i];
+      size_t eq = kv.find('=');
+      if (eq == std::string::npos || eq == 0) {
+        std::fprintf(stderr, "--define wants NAME=VALUE, got '%s'\n", kv.c_str());
+        return false;
+      }
+      o.defines[kv.substr(0, eq)] = kv.substr(eq + 1);
     } else if (a == "--quick") {
       o.quick = true;
     } else if (a == "--no-aot") {
@@ -79,7 +89,7 @@ bool parseArgs(int argc, char **argv, Options &o) {
     } else {
       std::fprintf(stderr,
                    "usage: %s [--seed N] [--quick] [--no-aot] [--tile PATH] "
-                   "[--only NAME] [--bundles DIR]\n"
+                   "[--only NAME] [--bundles DIR] [--define NAME=VALUE]...\n"
                    "       %s --write-bundles DIR --arch sm_80|sm_90a "
                    "[--tile PATH] [--only NAME]\n"
                    "NAME: part of a config name, e.g. bf16_causal_d128\n",
@@ -346,6 +356,7 @@ int main(int argc, char **argv) {
   Options opt;
   if (!parseArgs(argc, argv, opt))
     return 2;
+  setExtraDefines(opt.defines);
   if (!opt.seedGiven)
     opt.seed = std::random_device()() ^
                std::uint64_t(
