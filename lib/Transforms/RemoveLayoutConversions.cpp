@@ -3,7 +3,9 @@
 // Post-condition: no tile.convert_layout whose operand could have been
 // computed directly in the wanted layout by a cheap op (a constant, iota,
 // splat, elementwise op, expand_dims or broadcast of such) or by a
-// single-use load. Conversions that remain move data between threads.
+// single-use load. Conversions that remain move data between threads. The
+// recomputed op is placed right after the original one, so nothing moves
+// into a loop.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Transforms/Passes.h"
@@ -84,8 +86,9 @@ struct SinkConversion : OpRewritePattern<ConvertLayoutOp> {
     if (!singleUse && (isa<LoadOp>(def) || !cheapToRecompute(cvt.getSrc(), 6)))
       return rewriter.notifyMatchFailure(cvt, "producer is shared and costly");
 
-    // Operands first (so they dominate the clone), then the clone.
-    rewriter.setInsertionPoint(cvt);
+    // Right after the producer (never into a loop the producer is outside
+    // of): operands first, so they dominate the clone, then the clone.
+    rewriter.setInsertionPointAfter(def);
     IRMapping mapping;
     for (OpOperand &o : def->getOpOperands()) {
       auto t = dyn_cast<TileType>(o.get().getType());

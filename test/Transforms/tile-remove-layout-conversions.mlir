@@ -61,10 +61,10 @@ func.func @remat_shared_cheap_value() -> (!tile.tile<16xf32, #row>, !tile.tile<1
 // CHECK-NOT: tile.convert_layout
 // CHECK-DAG: %[[S:.*]] = tile.splat %[[P]] : <16x!tile.ptr<f32>, [[COL:#tile.layout<regs = \[\[1\], \[8\]\], lanes = \[\[2\], \[4\], \[0\], \[0\], \[0\]\], warps = \[\]>]]>
 // CHECK-DAG: %[[I:.*]] = tile.iota : <16xi32, #tile.layout<regs = {{\[}}[1], [8]], lanes = {{\[}}[2], [4], [0], [0], [0]], warps = []>>
-// CHECK: %[[PTRS:.*]] = tile.addptr %[[S]], %[[I]] : !tile.tile<16x!tile.ptr<f32>, [[COL]]>, !tile.tile<16xi32, [[COL]]>
+// CHECK-DAG: %[[PTRS:.*]] = tile.addptr %[[S]], %[[I]] : !tile.tile<16x!tile.ptr<f32>, [[COL]]>, !tile.tile<16xi32, [[COL]]>
 // CHECK-DAG: %[[I2:.*]] = tile.iota : <16xi32, [[COL]]>
 // CHECK-DAG: %[[NS:.*]] = tile.splat %[[N]] : <16xi32, [[COL]]>
-// CHECK: %[[M:.*]] = tile.cmp lt %[[I2]], %[[NS]] : <16xi32, [[COL]]> -> <16xi1, [[COL]]>
+// CHECK-DAG: %[[M:.*]] = tile.cmp lt %[[I2]], %[[NS]] : <16xi32, [[COL]]> -> <16xi1, [[COL]]>
 // CHECK: %[[L:.*]] = tile.load %[[PTRS]], %[[M]] : <16x!tile.ptr<f32>, [[COL]]>, !tile.tile<16xi1, [[COL]]> -> <16xf32, [[COL]]>
 // CHECK-NOT: tile.convert_layout
 // CHECK: return %[[L]]
@@ -166,4 +166,32 @@ func.func @reduce_result_keeps_conversion(%s: !tile.tile<16x16xf32, #acc>) -> !t
   %1 = tile.exp2 %0 : !tile.tile<16xf32, #row>
   %2 = tile.convert_layout %1 : !tile.tile<16xf32, #row> -> !tile.tile<16xf32, #col>
   return %2 : !tile.tile<16xf32, #col>
+}
+
+// -----
+
+#row = #tile.layout<regs = [[8]], lanes = [[0], [0], [1], [2], [4]], warps = []>
+#col = #tile.layout<regs = [[1], [8]], lanes = [[2], [4], [0], [0], [0]], warps = []>
+
+// A conversion inside a loop of a load made before it: the load is reissued
+// in the wanted layout where it was, not in the loop body.
+// CHECK-LABEL: func.func @remat_stays_before_loop
+// CHECK: tile.load {{.*}} -> <16xf32, #tile.layout<regs = {{\[}}[1], [8]]
+// CHECK: scf.for
+// CHECK-NOT: tile.load
+// CHECK-NOT: tile.convert_layout
+// CHECK: scf.yield
+func.func @remat_stays_before_loop(%p: !tile.ptr<f32>, %n: i32, %init: !tile.tile<16xf32, #col>) -> !tile.tile<16xf32, #col> {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %0 = tile.iota : !tile.tile<16xi32, #row>
+  %1 = tile.splat %p : !tile.tile<16x!tile.ptr<f32>, #row>
+  %2 = tile.addptr %1, %0 : !tile.tile<16x!tile.ptr<f32>, #row>, !tile.tile<16xi32, #row>
+  %3 = tile.load %2 : !tile.tile<16x!tile.ptr<f32>, #row> -> !tile.tile<16xf32, #row>
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %init) -> (!tile.tile<16xf32, #col>) : i32 {
+    %4 = tile.convert_layout %3 : !tile.tile<16xf32, #row> -> !tile.tile<16xf32, #col>
+    %5 = tile.add %acc, %4 : !tile.tile<16xf32, #col>
+    scf.yield %5 : !tile.tile<16xf32, #col>
+  }
+  return %r : !tile.tile<16xf32, #col>
 }
