@@ -1,8 +1,8 @@
 //===- TmaLoads.cpp - loop loads of dot B operands as TMA copies ----------===//
 //
-// sm_90a only, in kernels with a compile-time parameter TMA = true (opt-in:
-// on H100 this path is still slower than register prefetch, bench/NOTES.md
-// entry 7). A tile.load in an scf.for body that
+// sm_90a only, in kernels with a compile-time parameter TMA = true (opt-in
+// per kernel; flash_fwd turns it on: +12-23 % over register prefetch on
+// H100, bench/NOTES.md entry 9). A tile.load in an scf.for body that
 //   * feeds only the B operand of one tile.dot (read in place by wgmma),
 //   * reads a 2-D f16/bf16 box of a row-major tensor: stride 1 along one
 //     dimension (a row, a multiple of 64 elements), a constant row stride
