@@ -147,7 +147,7 @@ struct TmaWaitLowering : TilePattern<TmaWaitOp> {
     }
     Location loc = op.getLoc();
     KernelInfo &ki = kernel(op);
-    if (op.getSlot() >= int64_t(ki.slots.size()))
+    if (int64_t(op.getSlot()) >= int64_t(ki.slots.size()))
       return op.emitError("tma_wait slot without shared memory");
     Value barrier = ki.slots[op.getSlot()].barrierOf(rw, loc, a.getStage());
     ptx(rw, loc, Type(), ValueRange{barrier, a.getPhase()},

@@ -181,7 +181,7 @@ lowering::lowerDotToWgmma(DotOp op, Value a, Value bv, Value acc,
   int64_t eltBytes = 2;
   Value base;
   if (fromSlot) {
-    if (fromSlot.getSlot() >= int64_t(ki.slots.size()))
+    if (int64_t(fromSlot.getSlot()) >= int64_t(ki.slots.size()))
       return op.emitError("dot reads a TMA slot without shared memory");
     base = ki.slots[fromSlot.getSlot()].bufferOf(
         rw, loc, rw.getRemappedValue(fromSlot.getStage()));
