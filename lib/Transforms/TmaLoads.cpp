@@ -195,6 +195,10 @@ std::optional<Match> match(scf::ForOp loop, LoadOp load,
   auto boundSplat = cmp.getRhs().getDefiningOp<SplatOp>();
   Value y = cmp.getLhs();
   const AxisInfo *yInfo = axes.lookup(y);
+  // TMA coordinates are i32: so must the row index and the loop be.
+  if (!cast<TileType>(y.getType()).getElementType().isInteger(32) ||
+      !loop.getInductionVar().getType().isInteger(32))
+    return std::nullopt;
   if (!boundSplat || !isInvariant(loop, boundSplat.getOperand()) ||
       !boundSplat.getOperand().getType().isInteger(32) || !yInfo ||
       yInfo->stride[0] != 1 || !nonNegative(y))
