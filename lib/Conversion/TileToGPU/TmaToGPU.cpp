@@ -51,6 +51,8 @@ struct TmaCopyLowering : TilePattern<TmaCopyOp> {
   matchAndRewrite(TmaCopyOp op, OpAdaptor a,
                   ConversionPatternRewriter &rw) const override {
     Location loc = op.getLoc();
+    if (state.arch != "sm_90a")
+      return op.emitError("tma_copy needs sm_90a, not ") << state.arch;
     KernelInfo &ki = kernel(op);
     int64_t slotId = op.getSlot();
     if (slotId >= int64_t(ki.slots.size()))
@@ -145,6 +147,8 @@ struct TmaWaitLowering : TilePattern<TmaWaitOp> {
       if (!dot || use.getOperandNumber() != 1)
         return op.emitError("a tma_wait result may only be a dot's B operand");
     }
+    if (state.arch != "sm_90a")
+      return op.emitError("tma_wait needs sm_90a, not ") << state.arch;
     Location loc = op.getLoc();
     KernelInfo &ki = kernel(op);
     if (int64_t(op.getSlot()) >= int64_t(ki.slots.size()))
@@ -169,14 +173,14 @@ LogicalResult lowering::setupTmaSlots(gpu::GPUFuncOp fn, KernelInfo &k) {
   OpBuilder b = OpBuilder::atBlockBegin(&fn.getBody().front());
   b.setInsertionPointAfterValue(k.warp);
   Location loc = fn.getLoc();
+  if (copies.empty())
+    return success();
   Value tid = arith::AddIOp::create(
       b, loc, k.lane, arith::MulIOp::create(b, loc, k.warp, i32Const(b, loc, 32)));
   k.isFirstThread = arith::ExtUIOp::create(
       b, loc, b.getI32Type(),
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
                             i32Const(b, loc, 0)));
-  if (copies.empty())
-    return success();
   // Slot sizes, from the copies (all copies of a slot agree).
   int64_t numSlots = 0;
   for (TmaCopyOp c : copies)
@@ -252,7 +256,8 @@ LogicalResult lowering::setupTmaSlots(gpu::GPUFuncOp fn, KernelInfo &k) {
     for (int64_t st = 0; st < 2; ++st) {
       init += "@p mbarrier.init.shared::cta.b64 [$" +
               std::to_string(bars.size() + 1) + "], 1;\n";
-      bars.push_back(at(off - 16 * (numSlots - s) + 8 * st));
+      bars.push_back(arith::AddIOp::create(b, loc, k.slots[s].barrier,
+                                           i32Const(b, loc, 8 * st)));
       cons += bars.size() > 1 ? ",r" : "r";
     }
   }
