@@ -163,10 +163,7 @@ std::optional<Match> match(scf::ForOp loop, LoadOp load,
     return std::nullopt;
   // The dot must become wgmma (the only reader of a slot): whole warpgroups,
   // each warp on its own 16 rows of 64-row blocks, N <= 256.
-  int64_t warps = 4;
-  if (auto fn = load->getParentOfType<func::FuncOp>())
-    if (auto a = fn->getAttrOfType<IntegerAttr>(kNumWarpsAttr))
-      warps = a.getInt();
+  int64_t warps = getNumWarps(load->getParentOfType<func::FuncOp>());
   int64_t rowsM = cast<TileType>(dot.getA().getType()).getDimSize(0);
   if (warps % 4 || rowsM < 16 * warps || rowsM % 64 || type.getDimSize(1) % 8 ||
       type.getDimSize(1) > 256 || type.getDimSize(0) % 16)
