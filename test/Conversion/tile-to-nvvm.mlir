@@ -23,7 +23,7 @@
 // CHECK: ^[[HEAD]](%[[IV:.*]]: i32, %{{.*}}: vector<2xf32>):
 // CHECK: llvm.icmp "slt" %[[IV]], %[[N]] : i32
 // CHECK: llvm.cond_br
-// CHECK: llvm.inline_asm asm_dialect = att "ex2.approx.f32 $0, $1;", "=f,f"
+// CHECK: llvm.inline_asm asm_dialect = att "ex2.approx.ftz.f32 $0, $1;", "=f,f"
 // CHECK: nvvm.barrier0
 // CHECK: llvm.getelementptr {{.*}}%[[BASE]][%{{.*}}] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, f32
 // CHECK: llvm.store %{{.*}}, %{{.*}} : f32, !llvm.ptr<3>
