@@ -60,6 +60,8 @@ void ::tile::buildTileOptPipeline(OpPassManager &pm) {
   pm.addPass(mlir::tile::createTileTmaLoads());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(mlir::tile::createTilePipelineLoads());
+  pm.addPass(mlir::tile::createTileSplitMaskedLoops());
+  pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }
 

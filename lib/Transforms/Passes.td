@@ -64,6 +64,22 @@ def TileTmaLoads : Pass<"tile-tma-loads", "mlir::ModuleOp"> {
                            "mlir::scf::SCFDialect"];
 }
 
+def TileSplitMaskedLoops : Pass<"tile-split-masked-loops", "mlir::ModuleOp"> {
+  let summary = "Split loops into unmasked interior iterations and masked ones";
+  let description = [{
+    Pipeline stage 3, after `tile-pipeline-loads`. For each innermost
+    `scf.for`, the masks of its `tile.where`, `tile.load` and `tile.store`
+    ops that are provably all true while the induction variable is below a
+    loop-invariant bound (comparisons of `iv + iota`-shaped index tiles with
+    invariant ones, e.g. `keys < seqlen` or a causal `rows >= keys`) are
+    dropped in a first copy of the loop that runs up to that bound; the
+    original loop runs the remaining iterations from the first one's
+    results. Loops with no such mask are left alone.
+  }];
+  let dependentDialects = ["mlir::tile::TileDialect", "mlir::arith::ArithDialect",
+                           "mlir::scf::SCFDialect"];
+}
+
 def TilePipelineLoads : Pass<"tile-pipeline-loads", "mlir::ModuleOp"> {
   let summary = "Prefetch next-iteration loads of scf.for loops";
   let description = [{

@@ -1,0 +1,299 @@
+//===- SplitMaskedLoops.cpp - unmasked interior iterations ----------------===//
+//
+// A mask in a loop body (the condition of a tile.where, the mask of a
+// tile.load or tile.store) is often all true for every iteration but the
+// last few: `keys < seqlen` fails only in the block that crosses the end of
+// the sequence, a causal `rows >= keys` only in the blocks on the diagonal.
+// This pass finds, for each such mask, a loop-invariant bound X with
+//
+//     iv < X  implies  every element of the mask is true,
+//
+// and splits the loop at the first iteration at or past min(X): the first
+// loop runs the same body with those masks gone (`where(c, a, b)` is `a`, a
+// masked load or store is unmasked), the second loop is the original body
+// for the remaining iterations, starting from the first loop's results.
+//
+// Masks it understands are built with tile.and, broadcast, expand_dims and
+// splat from comparisons (lt, le, gt, ge; signed) of integer tiles of the
+// form `c * iv + invariant + [lo, hi]` (c in {0, 1}): iota, splat, add,
+// constants and loop-invariant scalars. A comparison whose left side grows
+// with iv and whose right side does not (or the mirror for gt/ge) gives X;
+// anything else leaves the mask alone. Integer arithmetic is assumed not to
+// wrap, as in the program itself. Both loops see the same induction-variable
+// values as the original, so iteration-indexed state (TMA stages and
+// mbarrier phases, prefetched iter_args) carries over unchanged.
+//
+//===----------------------------------------------------------------------===//
+#include "lib/Transforms/Passes.h"
+
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::tile {
+#define GEN_PASS_DEF_TILESPLITMASKEDLOOPS
+#include "lib/Transforms/Passes.h.inc"
+} // namespace mlir::tile
+
+using namespace mlir;
+using namespace mlir::tile;
+
+namespace {
+/// Values in [coef * iv + sum(terms) + lo, coef * iv + sum(terms) + hi].
+struct Range {
+  int64_t coef = 0;
+  SmallVector<std::pair<Value, int64_t>> terms; ///< invariant scalar, sign
+  int64_t lo = 0, hi = 0;
+};
+
+/// Range analysis relative to one loop; builds bounds before the loop.
+class MaskBounds {
+public:
+  MaskBounds(scf::ForOp loop, OpBuilder &pre) : loop(loop), pre(pre) {}
+
+  /// X such that iv < X makes `mask` all true; null when unknown.
+  Value bound(Value mask) {
+    if (auto c = getConstantIntValue(mask); c && *c)
+      return bigBound();
+    Operation *def = mask.getDefiningOp();
+    if (!def)
+      return {};
+    if (isa<BroadcastOp, ExpandDimsOp, SplatOp>(def))
+      return bound(def->getOperand(0));
+    if (auto full = dyn_cast<FullOp>(def)) {
+      auto v = dyn_cast<IntegerAttr>(full.getValue());
+      return v && v.getInt() ? bigBound() : Value();
+    }
+    if (isa<AndOp, arith::AndIOp>(def)) {
+      Value a = bound(def->getOperand(0)), b = bound(def->getOperand(1));
+      if (!a || !b)
+        return {};
+      return arith::MinSIOp::create(pre, loop.getLoc(), a, b);
+    }
+    if (auto cmp = dyn_cast<CmpOp>(def))
+      return compare(toSigned(cmp.getPredicate()), cmp.getLhs(), cmp.getRhs());
+    if (auto cmp = dyn_cast<arith::CmpIOp>(def))
+      return compare(cmp.getPredicate(), cmp.getLhs(), cmp.getRhs());
+    return {};
+  }
+
+private:
+  static std::optional<arith::CmpIPredicate> toSigned(CmpPredicate p) {
+    switch (p) {
+    case CmpPredicate::lt: return arith::CmpIPredicate::slt;
+    case CmpPredicate::le: return arith::CmpIPredicate::sle;
+    case CmpPredicate::gt: return arith::CmpIPredicate::sgt;
+    case CmpPredicate::ge: return arith::CmpIPredicate::sge;
+    default: return std::nullopt;
+    }
+  }
+
+  Type ivType() { return loop.getInductionVar().getType(); }
+
+  /// An upper bound past every iteration: the loop's own upper bound.
+  Value bigBound() { return loop.getUpperBound(); }
+
+  bool invariant(Value v) {
+    if (auto arg = dyn_cast<BlockArgument>(v))
+      return !loop->isAncestor(arg.getOwner()->getParentOp());
+    return !loop->isAncestor(v.getDefiningOp());
+  }
+
+  std::optional<Range> range(Value v) {
+    if (v == loop.getInductionVar())
+      return Range{1, {}, 0, 0};
+    if (auto c = getConstantIntValue(v))
+      return Range{0, {}, *c, *c};
+    Operation *def = v.getDefiningOp();
+    if (isa<IntegerType, IndexType>(v.getType())) {
+      if (def && isa<arith::AddIOp, arith::SubIOp>(def)) {
+        auto a = range(def->getOperand(0)), b = range(def->getOperand(1));
+        if (a && b)
+          return combine(*a, *b, isa<arith::SubIOp>(def) ? -1 : 1);
+      }
+      if (invariant(v))
+        return Range{0, {{v, 1}}, 0, 0};
+      return std::nullopt;
+    }
+    if (!def)
+      return std::nullopt;
+    if (isa<BroadcastOp, ExpandDimsOp, SplatOp>(def))
+      return range(def->getOperand(0));
+    if (auto iota = dyn_cast<IotaOp>(def))
+      return Range{0, {}, 0, cast<TileType>(iota.getType()).getShape()[0] - 1};
+    if (auto full = dyn_cast<FullOp>(def))
+      if (auto c = dyn_cast<IntegerAttr>(full.getValue()))
+        return Range{0, {}, c.getInt(), c.getInt()};
+    if (isa<AddOp, SubOp>(def)) {
+      auto a = range(def->getOperand(0)), b = range(def->getOperand(1));
+      if (a && b)
+        return combine(*a, *b, isa<SubOp>(def) ? -1 : 1);
+    }
+    return std::nullopt;
+  }
+
+  /// a + sign * b, when the induction variable's coefficient stays 0 or 1.
+  static std::optional<Range> combine(Range a, const Range &b, int64_t sign) {
+    a.coef += sign * b.coef;
+    if (a.coef != 0 && a.coef != 1)
+      return std::nullopt;
+    for (auto [v, s] : b.terms)
+      a.terms.push_back({v, s * sign});
+    int64_t lo = sign > 0 ? b.lo : -b.hi, hi = sign > 0 ? b.hi : -b.lo;
+    a.lo += lo;
+    a.hi += hi;
+    return a;
+  }
+
+  /// sum(a.terms) - sum(b.terms) + c, built before the loop.
+  Value difference(const Range &a, const Range &b, int64_t c) {
+    Location loc = loop.getLoc();
+    Value x = arith::ConstantOp::create(pre, loc, IntegerAttr::get(ivType(), c));
+    auto add = [&](Value t, int64_t sign) {
+      if (t.getType() != ivType())
+        return false;
+      x = sign > 0 ? arith::AddIOp::create(pre, loc, x, t).getResult()
+                   : arith::SubIOp::create(pre, loc, x, t).getResult();
+      return true;
+    };
+    for (auto [t, s] : a.terms)
+      if (!add(t, s))
+        return {};
+    for (auto [t, s] : b.terms)
+      if (!add(t, -s))
+        return {};
+    return x;
+  }
+
+  Value compare(std::optional<arith::CmpIPredicate> pred, Value lhs,
+                Value rhs) {
+    using P = arith::CmpIPredicate;
+    if (!pred)
+      return {};
+    auto l = range(lhs), r = range(rhs);
+    if (!l || !r)
+      return {};
+    // All true iff max(L) < min(R) (lt) ... with L = coef*iv + ...; the
+    // bound exists when only the side that must stay small grows with iv.
+    switch (*pred) {
+    case P::slt: // iv + Lt + l.hi < Rt + r.lo
+      if (l->coef == 1 && r->coef == 0)
+        return difference(*r, *l, r->lo - l->hi);
+      return {};
+    case P::sle:
+      if (l->coef == 1 && r->coef == 0)
+        return difference(*r, *l, r->lo - l->hi + 1);
+      return {};
+    case P::sgt: // Lt + l.lo > iv + Rt + r.hi
+      if (l->coef == 0 && r->coef == 1)
+        return difference(*l, *r, l->lo - r->hi);
+      return {};
+    case P::sge:
+      if (l->coef == 0 && r->coef == 1)
+        return difference(*l, *r, l->lo - r->hi + 1);
+      return {};
+    default:
+      return {};
+    }
+  }
+
+  scf::ForOp loop;
+  OpBuilder &pre;
+};
+
+/// The mask operand of a masked op of the body, if the pass may drop it.
+Value maskOf(Operation *op) {
+  if (auto w = dyn_cast<WhereOp>(op))
+    return w.getCond();
+  if (auto ld = dyn_cast<LoadOp>(op))
+    return ld.getMask();
+  if (auto st = dyn_cast<StoreOp>(op))
+    return st.getMask();
+  return {};
+}
+
+/// The op with its mask gone (all true), in the first loop's body.
+void dropMask(Operation *op, RewriterBase &rw) {
+  if (auto w = dyn_cast<WhereOp>(op)) {
+    rw.replaceOp(w, w.getLhs());
+    return;
+  }
+  rw.modifyOpInPlace(op, [&] {
+    if (auto ld = dyn_cast<LoadOp>(op)) {
+      ld.getMaskMutable().clear();
+      ld.getOtherMutable().clear();
+    } else {
+      cast<StoreOp>(op).getMaskMutable().clear();
+    }
+  });
+}
+
+void split(scf::ForOp loop, RewriterBase &rw) {
+  auto stepC = getConstantIntValue(loop.getStep());
+  if (!stepC || *stepC <= 0 || !isa<IntegerType>(loop.getStep().getType()))
+    return;
+  OpBuilder pre(loop);
+  MaskBounds bounds(loop, pre);
+  SmallVector<unsigned> dropped; // positions in the body
+  Value x;
+  for (auto [i, op] : llvm::enumerate(loop.getBody()->getOperations())) {
+    Value mask = maskOf(&op);
+    if (!mask)
+      continue;
+    Value b = bounds.bound(mask);
+    if (!b)
+      continue;
+    dropped.push_back(i);
+    x = x ? arith::MinSIOp::create(pre, loop.getLoc(), x, b).getResult() : b;
+  }
+  if (dropped.empty())
+    return;
+  // split = clamp(lb + ceil((max(x, lb) - lb) / step) * step, lb, ub).
+  Location loc = loop.getLoc();
+  Value lb = loop.getLowerBound(), ub = loop.getUpperBound(),
+        step = loop.getStep();
+  Value one = arith::ConstantOp::create(pre, loc, IntegerAttr::get(lb.getType(), 1));
+  Value dist = arith::SubIOp::create(pre, loc,
+                                     arith::MaxSIOp::create(pre, loc, x, lb), lb);
+  Value steps = arith::DivSIOp::create(
+      pre, loc,
+      arith::AddIOp::create(pre, loc, dist,
+                            arith::SubIOp::create(pre, loc, step, one)),
+      step);
+  Value at = arith::AddIOp::create(pre, loc, lb,
+                                   arith::MulIOp::create(pre, loc, steps, step));
+  Value splitIv = arith::MaxSIOp::create(
+      pre, loc, lb, arith::MinSIOp::create(pre, loc, at, ub));
+
+  // First loop: a clone with the masks gone, ending at the split.
+  rw.setInsertionPoint(loop);
+  auto first = cast<scf::ForOp>(rw.clone(*loop));
+  first.getUpperBoundMutable().assign(splitIv);
+  SmallVector<Operation *> body;
+  for (Operation &op : first.getBody()->getOperations())
+    body.push_back(&op);
+  for (unsigned i : dropped)
+    dropMask(body[i], rw);
+  // Second loop: the original, from the split, continuing the first's state.
+  rw.modifyOpInPlace(loop, [&] {
+    loop.getLowerBoundMutable().assign(splitIv);
+    loop.getInitArgsMutable().assign(first.getResults());
+  });
+}
+
+struct SplitMaskedLoopsPass
+    : public mlir::tile::impl::TileSplitMaskedLoopsBase<SplitMaskedLoopsPass> {
+  void runOnOperation() override {
+    SmallVector<scf::ForOp> loops;
+    // Innermost loops only: an outer loop's body holds the inner loop.
+    getOperation().walk([&](scf::ForOp loop) {
+      bool inner = true;
+      loop.getBody()->walk([&](scf::ForOp) { inner = false; });
+      if (inner)
+        loops.push_back(loop);
+    });
+    IRRewriter rw(&getContext());
+    for (scf::ForOp loop : loops)
+      split(loop, rw);
+  }
+};
+} // namespace
