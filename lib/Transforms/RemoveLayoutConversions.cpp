@@ -2,10 +2,12 @@
 //
 // Post-condition: no tile.convert_layout whose operand could have been
 // computed directly in the wanted layout by a cheap op (a constant, iota,
-// splat, elementwise op, expand_dims or broadcast of such) or by a
-// single-use load. Conversions that remain move data between threads. The
-// recomputed op is placed right after the original one, so nothing moves
-// into a loop.
+// splat, elementwise op, expand_dims or broadcast of such) or by a load
+// that every user wants in that one layout. Conversions that remain move
+// data between threads. The recomputed op is placed right after the
+// original one, so nothing moves into a loop; a remaining conversion of a
+// value defined outside a loop is hoisted out of it (done once, not every
+// iteration).
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Transforms/Passes.h"
@@ -82,8 +84,19 @@ struct SinkConversion : OpRewritePattern<ConvertLayoutOp> {
                    isa<ExpandDimsOp, BroadcastOp>(def);
     if (!movable)
       return rewriter.notifyMatchFailure(cvt, "producer cannot be moved");
-    bool singleUse = cvt.getSrc().hasOneUse();
-    if (!singleUse && (isa<LoadOp>(def) || !cheapToRecompute(cvt.getSrc(), 6)))
+    // A load read by several users in one layout (e.g. once per loop after
+    // tile-split-masked-loops) is still loaded once, in that layout.
+    SmallVector<ConvertLayoutOp> sameConversions;
+    for (Operation *user : cvt.getSrc().getUsers()) {
+      auto other = dyn_cast<ConvertLayoutOp>(user);
+      if (!other || other.getType() != cvt.getType()) {
+        sameConversions.clear();
+        break;
+      }
+      sameConversions.push_back(other);
+    }
+    bool soleLayout = !sameConversions.empty();
+    if (!soleLayout && (isa<LoadOp>(def) || !cheapToRecompute(cvt.getSrc(), 6)))
       return rewriter.notifyMatchFailure(cvt, "producer is shared and costly");
 
     // Right after the producer (never into a loop the producer is outside
@@ -103,10 +116,29 @@ struct SinkConversion : OpRewritePattern<ConvertLayoutOp> {
     for (OpResult r : clone->getResults())
       if (auto t = dyn_cast<TileType>(r.getType()))
         r.setType(t.withEncoding(want));
-    rewriter.replaceOp(cvt, clone->getResults());
+    if (soleLayout)
+      for (ConvertLayoutOp other : sameConversions)
+        rewriter.replaceOp(other, clone->getResults());
+    else
+      rewriter.replaceOp(cvt, clone->getResults());
     return success();
   }
 };
+
+/// Moves a conversion of a value defined outside its loops before them.
+void hoistInvariantConversions(Operation *root) {
+  root->walk([](ConvertLayoutOp cvt) {
+    Operation *outermost = nullptr;
+    for (auto loop = cvt->getParentOfType<scf::ForOp>(); loop;
+         loop = loop->getParentOfType<scf::ForOp>()) {
+      if (loop->isAncestor(cvt.getSrc().getParentRegion()->getParentOp()))
+        break;
+      outermost = loop;
+    }
+    if (outermost)
+      cvt->moveBefore(outermost);
+  });
+}
 
 struct RemoveLayoutConversionsPass
     : public mlir::tile::impl::TileRemoveLayoutConversionsBase<
@@ -117,6 +149,7 @@ struct RemoveLayoutConversionsPass
     ConvertLayoutOp::getCanonicalizationPatterns(patterns, &getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
+    hoistInvariantConversions(getOperation());
   }
 };
 } // namespace

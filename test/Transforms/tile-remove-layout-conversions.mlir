@@ -195,3 +195,64 @@ func.func @remat_stays_before_loop(%p: !tile.ptr<f32>, %n: i32, %init: !tile.til
   }
   return %r : !tile.tile<16xf32, #col>
 }
+
+// -----
+
+#row = #tile.layout<regs = [[8]], lanes = [[0], [0], [1], [2], [4]], warps = []>
+#col = #tile.layout<regs = [[1], [8]], lanes = [[2], [4], [0], [0], [0]], warps = []>
+
+// A load read in one other layout by two loops (as after
+// tile-split-masked-loops): loaded once, in that layout, before the loops.
+// CHECK-LABEL: func.func @shared_load_one_layout
+// CHECK: %[[L:.*]] = tile.load {{.*}} -> <16xf32, #tile.layout<regs = {{\[}}[1], [8]]
+// CHECK-NOT: tile.load
+// CHECK-NOT: tile.convert_layout
+// CHECK: scf.for {{.*}} iter_args
+// CHECK: tile.add %{{.*}}, %[[L]]
+// CHECK: scf.for {{.*}} iter_args
+// CHECK: tile.add %{{.*}}, %[[L]]
+func.func @shared_load_one_layout(%p: !tile.ptr<f32>, %n: i32, %init: !tile.tile<16xf32, #col>) -> !tile.tile<16xf32, #col> {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %0 = tile.iota : !tile.tile<16xi32, #row>
+  %1 = tile.splat %p : !tile.tile<16x!tile.ptr<f32>, #row>
+  %2 = tile.addptr %1, %0 : !tile.tile<16x!tile.ptr<f32>, #row>, !tile.tile<16xi32, #row>
+  %3 = tile.load %2 : !tile.tile<16x!tile.ptr<f32>, #row> -> !tile.tile<16xf32, #row>
+  %a = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %init) -> (!tile.tile<16xf32, #col>) : i32 {
+    %4 = tile.convert_layout %3 : !tile.tile<16xf32, #row> -> !tile.tile<16xf32, #col>
+    %5 = tile.add %acc, %4 : !tile.tile<16xf32, #col>
+    scf.yield %5 : !tile.tile<16xf32, #col>
+  }
+  %b = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %a) -> (!tile.tile<16xf32, #col>) : i32 {
+    %4 = tile.convert_layout %3 : !tile.tile<16xf32, #row> -> !tile.tile<16xf32, #col>
+    %5 = tile.add %acc, %4 : !tile.tile<16xf32, #col>
+    scf.yield %5 : !tile.tile<16xf32, #col>
+  }
+  return %b : !tile.tile<16xf32, #col>
+}
+
+// -----
+
+#acc = #tile.layout<regs = [[0, 1], [8, 0], [0, 8]], lanes = [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warps = []>
+#row = #tile.layout<regs = [[8]], lanes = [[0], [0], [1], [2], [4]], warps = []>
+#col = #tile.layout<regs = [[1], [8]], lanes = [[2], [4], [0], [0], [0]], warps = []>
+
+// A conversion that must move data, of a value made before the loop, is
+// done once before the loop rather than every iteration.
+// CHECK-LABEL: func.func @invariant_conversion_hoisted
+// CHECK: %[[R:.*]] = tile.reduce max
+// CHECK: %[[C:.*]] = tile.convert_layout %[[R]]
+// CHECK: scf.for
+// CHECK-NOT: tile.convert_layout
+// CHECK: tile.add %{{.*}}, %[[C]]
+func.func @invariant_conversion_hoisted(%s: !tile.tile<16x16xf32, #acc>, %n: i32, %init: !tile.tile<16xf32, #col>) -> !tile.tile<16xf32, #col> {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %0 = tile.reduce max %s {axis = 1 : i32} : !tile.tile<16x16xf32, #acc> -> !tile.tile<16xf32, #row>
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %init) -> (!tile.tile<16xf32, #col>) : i32 {
+    %1 = tile.convert_layout %0 : !tile.tile<16xf32, #row> -> !tile.tile<16xf32, #col>
+    %2 = tile.add %acc, %1 : !tile.tile<16xf32, #col>
+    scf.yield %2 : !tile.tile<16xf32, #col>
+  }
+  return %r : !tile.tile<16xf32, #col>
+}
