@@ -226,6 +226,16 @@ LogicalResult DotOp::verify() {
     return emitOpError("result must have the accumulator's type");
   if (getAllowTf32() && !a.getElementType().isF32())
     return emitOpError("allow_tf32 only applies to f32 operands");
+  if (getAsync() && !getB().getDefiningOp<TmaWaitOp>())
+    return emitOpError("async needs b read in place from a TMA slot "
+                       "(a tile.tma_wait result)");
+  return success();
+}
+
+LogicalResult DotWaitOp::verify() {
+  int64_t pending = getPendingAttr().getInt();
+  if (pending < 0)
+    return emitOpError("pending must be non-negative, got ") << pending;
   return success();
 }
 

@@ -304,16 +304,41 @@ def Tile_DotOp : Tile_Op<"dot", [Pure, AllTypesMatch<["acc", "result"]>]> {
     operands accumulate in f32 on tensor cores; f32 operands stay IEEE fp32
     unless `allow_tf32` is set.
 
+    `async` (set by `tile-async-dots` on sm_90a, only when `b` is read in
+    place from a TMA slot): the product is issued and committed as one
+    wgmma group without waiting; the result must reach its users through a
+    `tile.dot_wait`.
+
     ```mlir
     %s = tile.dot %q, %k, %zero : !tile.tile<128x64xbf16>, !tile.tile<64x64xbf16>, !tile.tile<128x64xf32>
     ```
   }];
   let arguments = (ins Tile_FloatTile:$a, Tile_FloatTile:$b, Tile_FloatTile:$acc,
-                       UnitAttr:$allow_tf32);
+                       UnitAttr:$allow_tf32, UnitAttr:$async);
   let results = (outs Tile_FloatTile:$result);
   let assemblyFormat = [{
     $a `,` $b `,` $acc attr-dict `:` type($a) `,` type($b) `,` type($acc)
   }];
+  let hasVerifier = 1;
+}
+
+def Tile_DotWaitOp : Tile_Op<"dot_wait", [AllTypesMatch<["src", "result"]>,
+    MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "The value of an asynchronous dot, once it is complete";
+  let description = [{
+    Waits until at most `pending` asynchronous dots (wgmma groups) issued
+    after the one that produced `src` may still be running, then yields
+    `src`. `pending` must not exceed the number of groups committed after
+    that dot on every path to the wait. On targets without asynchronous
+    products it is the identity.
+
+    ```mlir
+    %r = tile.dot_wait %s {pending = 1 : i64} : !tile.tile<64x64xf32>
+    ```
+  }];
+  let arguments = (ins Tile_FloatTile:$src, I64Attr:$pending);
+  let results = (outs Tile_FloatTile:$result);
+  let assemblyFormat = "$src attr-dict `:` type($src)";
   let hasVerifier = 1;
 }
 

@@ -80,6 +80,24 @@ def TileSplitMaskedLoops : Pass<"tile-split-masked-loops", "mlir::ModuleOp"> {
                            "mlir::scf::SCFDialect"];
 }
 
+def TileAsyncDots : Pass<"tile-async-dots", "mlir::ModuleOp"> {
+  let summary = "Issue TMA-fed dots asynchronously and wait where used (sm_90a)";
+  let description = [{
+    Pipeline stage 4, after layouts. On sm_90a, each `tile.dot` whose B
+    operand is a `tile.tma_wait` result becomes `async` (a wgmma group that
+    is not waited for) and a `tile.dot_wait` goes before its first user, with
+    `pending` counting the asynchronous dots issued in between. A dot that is
+    only yielded as a loop's accumulator is waited for at the iter_arg's
+    first use in the next iteration and after the loop. TMA copies into the
+    slot a dot reads move after its wait.
+  }];
+  let options = [
+    Option<"arch", "arch", "std::string", /*default=*/"\"\"",
+           "Target GPU (sm_80 or sm_90a); empty: the module's tile.arch">
+  ];
+  let dependentDialects = ["mlir::tile::TileDialect"];
+}
+
 def TilePipelineLoads : Pass<"tile-pipeline-loads", "mlir::ModuleOp"> {
   let summary = "Prefetch next-iteration loads of scf.for loops";
   let description = [{

@@ -700,3 +700,19 @@ func.func @tma_wait_rank(%s: i32) {
   %0 = tile.tma_wait %s, %s {slot = 0 : i64, inner_dim = 0 : i64} : i32, i32 -> !tile.tile<64xbf16>
   return
 }
+
+// -----
+
+func.func @async_dot_not_from_slot(%a: !tile.tile<64x64xbf16>, %b: !tile.tile<64x64xbf16>, %c: !tile.tile<64x64xf32>) {
+  // expected-error @+1 {{'tile.dot' op async needs b read in place from a TMA slot (a tile.tma_wait result)}}
+  %0 = tile.dot %a, %b, %c {async} : !tile.tile<64x64xbf16>, !tile.tile<64x64xbf16>, !tile.tile<64x64xf32>
+  return
+}
+
+// -----
+
+func.func @dot_wait_negative(%c: !tile.tile<64x64xf32>) {
+  // expected-error @+1 {{'tile.dot_wait' op pending must be non-negative, got -1}}
+  %0 = tile.dot_wait %c {pending = -1 : i64} : !tile.tile<64x64xf32>
+  return
+}

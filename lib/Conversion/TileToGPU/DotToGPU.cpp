@@ -248,9 +248,26 @@ struct DotLowering : TilePattern<DotOp> {
     }
   }
 };
+/// wgmma.wait_group on sm_90a; elsewhere no dot is asynchronous.
+struct DotWaitLowering : TilePattern<DotWaitOp> {
+  using TilePattern::TilePattern;
+  LogicalResult
+  matchAndRewrite(DotWaitOp op, OpAdaptor a,
+                  ConversionPatternRewriter &rw) const override {
+    if (state.arch != "sm_90a") {
+      rw.replaceOp(op, a.getSrc());
+      return success();
+    }
+    Location loc = op.getLoc();
+    SmallVector<Value> v =
+        waitForWgmma(rw, loc, unpack(rw, loc, a.getSrc()), op.getPending());
+    rw.replaceOp(op, pack(rw, loc, cast<VectorType>(a.getSrc().getType()), v));
+    return success();
+  }
+};
 } // namespace
 
 void lowering::populateDotPatterns(TypeConverter &tc, RewritePatternSet &p,
                                    LoweringState &s) {
-  p.add<DotLowering>(tc, p.getContext(), s);
+  p.add<DotLowering, DotWaitLowering>(tc, p.getContext(), s);
 }

@@ -103,6 +103,11 @@ struct RegIndex {
 /// (`acc`) in registers and B (`b`) staged in swizzled shared memory, or
 /// read in place when it comes from tile.tma_wait. nullopt, emitting
 /// nothing, when the layouts do not fit a warpgroup and B is in registers.
+/// `wgmma.wait_group pending` with the f32 accumulators `acc` threaded
+/// through it; returns them as they are after the wait.
+SmallVector<Value> waitForWgmma(OpBuilder &b, Location loc, ArrayRef<Value> acc,
+                                int64_t pending);
+
 std::optional<LogicalResult> lowerDotToWgmma(DotOp op, Value a, Value b,
                                              Value acc,
                                              ConversionPatternRewriter &rw,

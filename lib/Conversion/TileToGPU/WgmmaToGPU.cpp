@@ -118,6 +118,28 @@ Value storeSwizzled(ConversionPatternRewriter &rw, Location loc, KernelInfo &ki,
 }
 } // namespace
 
+SmallVector<Value> lowering::waitForWgmma(OpBuilder &b, Location loc,
+                                          ArrayRef<Value> acc, int64_t pending) {
+  // The accumulators pass through the wait, so nothing reads them before it.
+  int64_t total = acc.size();
+  std::string cons;
+  for (int64_t i = 0; i < total; ++i)
+    cons += "=f,";
+  for (int64_t i = 0; i < total; ++i)
+    cons += (i ? "," : "") + std::to_string(i);
+  auto f32 = b.getF32Type();
+  auto allTy = LLVM::LLVMStructType::getLiteral(b.getContext(),
+                                                SmallVector<Type>(total, f32));
+  Value waited = ptx(b, loc, allTy, acc,
+                     "wgmma.wait_group.sync.aligned " + std::to_string(pending) +
+                         ";",
+                     cons, /*sideEffects=*/true);
+  SmallVector<Value> out;
+  for (int64_t i = 0; i < total; ++i)
+    out.push_back(LLVM::ExtractValueOp::create(b, loc, waited, i));
+  return out;
+}
+
 std::optional<LogicalResult>
 lowering::lowerDotToWgmma(DotOp op, Value a, Value bv, Value acc,
                           ConversionPatternRewriter &rw, KernelInfo &ki) {
@@ -255,20 +277,10 @@ lowering::lowerDotToWgmma(DotOp op, Value a, Value bv, Value acc,
     }
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(rw, loc);
-  // Wait for the group; the accumulators pass through the wait so nothing
-  // reads them before it.
-  int64_t total = cv.size();
-  std::string wcons;
-  for (int64_t i = 0; i < total; ++i)
-    wcons += "=f,";
-  for (int64_t i = 0; i < total; ++i)
-    wcons += (i ? "," : "") + std::to_string(i);
-  auto allTy = LLVM::LLVMStructType::getLiteral(
-      rw.getContext(), SmallVector<Type>(total, f32));
-  Value waited = ptx(rw, loc, allTy, cv, "wgmma.wait_group.sync.aligned 0;",
-                     wcons, /*sideEffects=*/true);
-  for (int64_t i = 0; i < total; ++i)
-    cv[i] = LLVM::ExtractValueOp::create(rw, loc, waited, i);
+  // Wait for the group unless the dot is asynchronous (a tile.dot_wait
+  // waits for it where its value is first needed).
+  if (!op.getAsync())
+    cv = waitForWgmma(rw, loc, cv, 0);
   rw.replaceOp(op, pack(rw, loc, cast<VectorType>(acc.getType()), cv));
   return success();
 }
