@@ -34,7 +34,7 @@ DTYPES = {"bf16": "bf16", "fp16": "f16"}  # benchmark name -> tilec T
 PROVIDERS = ["tilec", "sdpa-flash", "sdpa-cudnn", "sdpa-efficient"]
 # (BM, BN, NUM_WARPS): the default per head dim and the --tune candidates.
 DEFAULT_CFG = {64: (64, 64, 4), 128: (64, 64, 4)}
-TUNE_CFGS = [(64, 64, 4), (128, 64, 4), (128, 64, 8), (128, 32, 4), (64, 32, 4)]
+TUNE_CFGS = [(64, 64, 4), (128, 64, 4), (128, 64, 8), (64, 32, 4), (128, 128, 8), (64, 128, 4)]
 TOKENS, HIDDEN = 16384, 2048  # batch = TOKENS / seqlen, heads = HIDDEN / head_dim
 RTOL = 1e-2  # relative L2 error bound for 16-bit outputs
 
