@@ -69,6 +69,7 @@ void ::tile::buildLayoutPipeline(OpPassManager &pm) {
   pm.addPass(mlir::tile::createTileAssignLayouts());
   pm.addPass(mlir::tile::createTileRemoveLayoutConversions());
   pm.addPass(createCSEPass());
+  pm.addPass(mlir::tile::createTileOverlapDots());
   pm.addPass(mlir::tile::createTileAsyncDots());
 }
 

@@ -80,6 +80,25 @@ def TileSplitMaskedLoops : Pass<"tile-split-masked-loops", "mlir::ModuleOp"> {
                            "mlir::scf::SCFDialect"];
 }
 
+def TileOverlapDots : Pass<"tile-overlap-dots", "mlir::ModuleOp"> {
+  let summary = "Run a loop's accumulating dot one iteration late (sm_90a)";
+  let description = [{
+    Pipeline stage 4, after layouts, before `tile-async-dots`. In an
+    `scf.for` whose accumulator is yielded by a `tile.dot` reading a TMA
+    slot, that dot and the ops only it needs move one iteration later,
+    right after the next iteration's first dot (with a prologue, an
+    epilogue and a `lb < ub` guard), so its wgmma overlaps the next block's
+    elementwise work. Values it takes from the rest of the iteration become
+    iter_args; pure functions of the induction variable are recomputed.
+  }];
+  let options = [
+    Option<"arch", "arch", "std::string", /*default=*/"\"\"",
+           "Target GPU (sm_80 or sm_90a); empty: the module's tile.arch">
+  ];
+  let dependentDialects = ["mlir::tile::TileDialect", "mlir::arith::ArithDialect",
+                           "mlir::scf::SCFDialect"];
+}
+
 def TileAsyncDots : Pass<"tile-async-dots", "mlir::ModuleOp"> {
   let summary = "Issue TMA-fed dots asynchronously and wait where used (sm_90a)";
   let description = [{

@@ -11,7 +11,9 @@
 // and splits the loop at the first iteration at or past min(X): the first
 // loop runs the same body with those masks gone (`where(c, a, b)` is `a`, a
 // masked load or store is unmasked), the second loop is the original body
-// for the remaining iterations, starting from the first loop's results.
+// for the remaining iterations, starting from the first loop's results; it
+// is marked `tile.masked_tail` (a few iterations: later passes that pay a
+// prologue and an epilogue for a faster steady state leave it alone).
 //
 // Masks it understands are built with tile.and, broadcast, expand_dims and
 // splat from comparisons (lt, le, gt, ge; signed) of integer tiles of the
@@ -38,6 +40,8 @@ using namespace mlir;
 using namespace mlir::tile;
 
 namespace {
+constexpr llvm::StringLiteral kMaskedTailAttr = "tile.masked_tail";
+
 /// Values in [coef * iv + sum(terms) + lo, coef * iv + sum(terms) + hi].
 struct Range {
   int64_t coef = 0;
@@ -277,6 +281,7 @@ void split(scf::ForOp loop, RewriterBase &rw) {
   rw.modifyOpInPlace(loop, [&] {
     loop.getLowerBoundMutable().assign(splitIv);
     loop.getInitArgsMutable().assign(first.getResults());
+    loop->setAttr(kMaskedTailAttr, rw.getUnitAttr());
   });
 }
 
