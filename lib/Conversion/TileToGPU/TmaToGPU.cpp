@@ -130,7 +130,15 @@ struct TmaCopyLowering : TilePattern<TmaCopyOp> {
     std::string cons = "r,l,r";
     for (int64_t s = 0; s < slabs; ++s)
       cons += ",r";
+    // Only warp 0 enters: a predicated bulk copy makes ptxas loop over the
+    // warp's threads (ELECT, vote, branch) in every warp that reaches it.
+    auto inWarp0 = scf::IfOp::create(
+        rw, loc,
+        arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::eq, ki.warp, c32(0)),
+        /*withElseRegion=*/false);
+    rw.setInsertionPoint(inWarp0.thenBlock()->getTerminator());
     ptxIf(rw, loc, go, ops, text, cons);
+    rw.setInsertionPointAfter(inWarp0);
     rw.eraseOp(op);
     return success();
   }
