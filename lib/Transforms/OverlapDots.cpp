@@ -102,6 +102,12 @@ std::optional<Plan> plan(scf::ForOp loop) {
   for (Operation &op : *body)
     if (late.count(&op))
       p.late.insert(&op);
+  // Something to overlap with: stage 0 has a dot of its own (else the
+  // asynchronous dot already runs across the loop's back edge).
+  if (llvm::none_of(*body, [&](Operation &op) {
+        return isa<DotOp>(op) && !late.count(&op);
+      }))
+    return std::nullopt;
   // Stage 0 must not read the accumulator.
   BlockArgument acc = loop.getRegionIterArgs()[p.acc];
   for (Operation *u : acc.getUsers())
