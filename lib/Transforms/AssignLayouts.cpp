@@ -28,6 +28,13 @@ int64_t mlir::tile::getNumWarps(Operation *op) {
   return 4;
 }
 
+bool mlir::tile::targetsSm90a(ModuleOp module, StringRef option) {
+  if (!option.empty())
+    return option == "sm_90a";
+  auto a = module->getAttrOfType<StringAttr>(kArchAttr);
+  return a && a.getValue() == "sm_90a";
+}
+
 namespace {
 struct Assigner {
   int64_t numWarps;

@@ -119,11 +119,7 @@ struct AsyncDotsPass
   using TileAsyncDotsBase::TileAsyncDotsBase;
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    std::string target = arch;
-    if (target.empty())
-      if (auto a = module->getAttrOfType<StringAttr>(kArchAttr))
-        target = a.str();
-    if (target != "sm_90a")
+    if (!targetsSm90a(module, arch))
       return;
     SmallVector<DotOp> dots;
     module.walk([&](DotOp d) {

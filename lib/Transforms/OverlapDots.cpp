@@ -251,11 +251,7 @@ struct OverlapDotsPass
   using TileOverlapDotsBase::TileOverlapDotsBase;
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    std::string target = arch;
-    if (target.empty())
-      if (auto a = module->getAttrOfType<StringAttr>(kArchAttr))
-        target = a.str();
-    if (target != "sm_90a")
+    if (!targetsSm90a(module, arch))
       return;
     SmallVector<scf::ForOp> loops;
     module.walk([&](scf::ForOp l) { loops.push_back(l); });

@@ -13,4 +13,8 @@ namespace mlir::tile {
 
 /// The warp count of a kernel (its `tile.num_warps`, default 4).
 int64_t getNumWarps(Operation *kernelOrModule);
+
+/// True when the pass option `option` (else the module's `tile.arch`) names
+/// sm_90a, the target of the TMA and asynchronous-wgmma passes.
+bool targetsSm90a(ModuleOp module, StringRef option);
 } // namespace mlir::tile

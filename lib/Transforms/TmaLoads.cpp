@@ -346,11 +346,7 @@ struct TmaLoadsPass : public mlir::tile::impl::TileTmaLoadsBase<TmaLoadsPass> {
   using TileTmaLoadsBase::TileTmaLoadsBase;
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    std::string target = arch;
-    if (target.empty())
-      if (auto a = module->getAttrOfType<StringAttr>(kArchAttr))
-        target = a.str();
-    if (target != "sm_90a")
+    if (!targetsSm90a(module, arch))
       return;
     module.walk([&](func::FuncOp fn) {
       if (!wantsTma(fn))
