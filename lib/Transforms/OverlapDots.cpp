@@ -260,7 +260,7 @@ struct OverlapDotsPass
       auto stepC = getConstantIntValue(l.getStep());
       // A masked tail (tile-split-masked-loops) runs a block or two: a
       // prologue and an epilogue would only add code.
-      if (!stepC || *stepC <= 0 || l->hasAttr("tile.masked_tail"))
+      if (!stepC || *stepC <= 0 || l->hasAttr(kMaskedTailAttr))
         continue;
       if (std::optional<Plan> p = plan(l))
         rewrite(l, *p, rw);

@@ -14,6 +14,11 @@ namespace mlir::tile {
 /// The warp count of a kernel (its `tile.num_warps`, default 4).
 int64_t getNumWarps(Operation *kernelOrModule);
 
+/// Set by tile-split-masked-loops on the loop of the masked last iterations
+/// (a block or two): passes that pay a prologue and an epilogue for a faster
+/// steady state skip it.
+constexpr llvm::StringLiteral kMaskedTailAttr = "tile.masked_tail";
+
 /// True when the pass option `option` (else the module's `tile.arch`) names
 /// sm_90a, the target of the TMA and asynchronous-wgmma passes.
 bool targetsSm90a(ModuleOp module, StringRef option);

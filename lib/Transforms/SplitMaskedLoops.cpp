@@ -40,8 +40,6 @@ using namespace mlir;
 using namespace mlir::tile;
 
 namespace {
-constexpr llvm::StringLiteral kMaskedTailAttr = "tile.masked_tail";
-
 /// Values in [coef * iv + sum(terms) + lo, coef * iv + sum(terms) + hi].
 struct Range {
   int64_t coef = 0;
@@ -237,20 +235,39 @@ void split(scf::ForOp loop, RewriterBase &rw) {
     return;
   OpBuilder pre(loop);
   MaskBounds bounds(loop, pre);
+  // The analysis builds bound arithmetic before the loop as it goes; what
+  // ends up unused (a failed half of an `and`, no split at all) is erased.
+  Operation *before = loop->getPrevNode();
+  auto eraseUnusedBounds = [&] {
+    for (Operation *op = loop->getPrevNode(); op && op != before;) {
+      Operation *prev = op->getPrevNode();
+      if (isOpTriviallyDead(op))
+        op->erase();
+      op = prev;
+    }
+  };
   SmallVector<unsigned> dropped; // positions in the body
+  llvm::DenseMap<Value, Value> boundOf; // a mask shared by several ops: once
   Value x;
   for (auto [i, op] : llvm::enumerate(loop.getBody()->getOperations())) {
     Value mask = maskOf(&op);
     if (!mask)
       continue;
-    Value b = bounds.bound(mask);
+    auto [it, fresh] = boundOf.try_emplace(mask, Value());
+    if (fresh)
+      it->second = bounds.bound(mask);
+    Value b = it->second;
     if (!b)
       continue;
     dropped.push_back(i);
+    if (!fresh)
+      continue; // already in x
     x = x ? arith::MinSIOp::create(pre, loop.getLoc(), x, b).getResult() : b;
   }
-  if (dropped.empty())
+  if (dropped.empty()) {
+    eraseUnusedBounds();
     return;
+  }
   // split = clamp(lb + ceil((max(x, lb) - lb) / step) * step, lb, ub).
   Location loc = loop.getLoc();
   Value lb = loop.getLowerBound(), ub = loop.getUpperBound(),
@@ -283,6 +300,7 @@ void split(scf::ForOp loop, RewriterBase &rw) {
     loop.getInitArgsMutable().assign(first.getResults());
     loop->setAttr(kMaskedTailAttr, rw.getUnitAttr());
   });
+  eraseUnusedBounds();
 }
 
 struct SplitMaskedLoopsPass
