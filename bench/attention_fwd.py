@@ -8,9 +8,11 @@ against an fp32 reference. See bench/README.md.
   python3 bench/attention_fwd.py --tilec PATH/TO/tilec            # full sweep
   python3 bench/attention_fwd.py --quick                           # 2 seqlens, bf16
   python3 bench/attention_fwd.py --dry-run --tilec build/bin/tilec # no GPU needed
+  python3 bench/attention_fwd.py --self-test                       # launch logic, no GPU
 
-torch, cupy and matplotlib are imported lazily, so --help and --dry-run work
-on a machine without them.
+torch, cupy and matplotlib are imported lazily (and libcuda.so.1 is loaded at
+the first tilec launch), so --help, --dry-run and --self-test work on a machine
+without them.
 """
 import argparse
 import csv
@@ -108,49 +110,299 @@ class Tilec:
         return statistics.median(ts)
 
 
-def scratch_bytes(man):
-    """Global scratch bytes per program (0: none; absent in older manifests)."""
-    return int(man.get("scratchBytesPerProgram", 0))
+# ------------------------------------------------------ driver launches ----
+# tilec kernels are launched through the driver (cuLaunchKernel via ctypes):
+# sm_90a TMA kernels take one 128-byte CUtensorMap per manifest "tensorMaps"
+# entry BY VALUE after the user's arguments, which CuPy's RawKernel cannot
+# pass reliably. Every tilec launch takes this one path. The maps are encoded
+# on the host at each launch with the rules of lib/Runtime/Launch.cpp.
+TMA_DATA_TYPE_UINT16 = 1    # CU_TENSOR_MAP_DATA_TYPE_UINT16 (f16/bf16 bits)
+TMA_INTERLEAVE_NONE = 0     # CU_TENSOR_MAP_INTERLEAVE_NONE
+TMA_SWIZZLE_128B = 3        # CU_TENSOR_MAP_SWIZZLE_128B
+TMA_L2_PROMOTION = 2        # CU_TENSOR_MAP_L2_PROMOTION_L2_128B (kTensorMapL2Promotion)
+TMA_OOB_FILL_NONE = 0       # CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE
+TMA_MAX_ROWS = 2**31 - 1
+TENSOR_MAP_KEYS = ("arg", "elemBytes", "rowElems", "rowStride", "boxElems", "boxRows")
+
+_libcuda = None
+
+
+def libcuda():
+    """libcuda.so.1 with argtypes/restype set for every function used."""
+    global _libcuda
+    if _libcuda is None:
+        import ctypes as C
+        try:
+            lib = C.CDLL("libcuda.so.1")
+        except OSError as e:
+            raise RuntimeError(f"cannot load libcuda.so.1: {e}") from None
+        u64p, u32p = C.POINTER(C.c_uint64), C.POINTER(C.c_uint32)
+        sigs = {
+            "cuGetErrorString": [C.c_int, C.POINTER(C.c_char_p)],
+            "cuMemGetAddressRange_v2": [u64p, C.POINTER(C.c_size_t), C.c_uint64],
+            # (map, dataType, rank, globalAddress, globalDim, globalStrides,
+            #  boxDim, elementStrides, interleave, swizzle, l2Promotion, oobFill)
+            "cuTensorMapEncodeTiled": [C.c_void_p, C.c_int, C.c_uint32, C.c_void_p, u64p, u64p,
+                                       u32p, u32p, C.c_int, C.c_int, C.c_int, C.c_int],
+            # (f, gridXYZ, blockXYZ, sharedMemBytes, stream, kernelParams, extra)
+            "cuLaunchKernel": [C.c_void_p] + [C.c_uint] * 6 + [C.c_uint, C.c_void_p,
+                                                               C.POINTER(C.c_void_p), C.c_void_p],
+        }
+        for name, argtypes in sigs.items():
+            try:
+                fn = getattr(lib, name)
+            except AttributeError:
+                raise RuntimeError(f"libcuda.so.1 has no {name} (a CUDA 12+ driver is needed)") from None
+            fn.argtypes, fn.restype = argtypes, C.c_int  # CUresult
+        _libcuda = lib
+    return _libcuda
+
+
+def cu_error(res):
+    """The driver's message for a CUresult (cuGetErrorString)."""
+    import ctypes as C
+    s = C.c_char_p()
+    if libcuda().cuGetErrorString(res, C.byref(s)) != 0 or not s.value:
+        return f"unknown CUresult {res}"
+    return f"{s.value.decode(errors='replace')} (CUresult {res})"
+
+
+def check_tensor_maps(man):
+    """The manifest's "tensorMaps" (absent: none), checked like the runtime's
+    manifest parser does; raises RuntimeError('invalid manifest: ...')."""
+    maps, params = man.get("tensorMaps", []), man.get("params", [])
+    if not isinstance(maps, list):
+        raise RuntimeError('invalid manifest: "tensorMaps" must be an array')
+    for i, t in enumerate(maps):
+        def bad(msg):
+            raise RuntimeError(f'invalid manifest: "tensorMaps"[{i}] {msg}')
+        if not isinstance(t, dict):
+            bad("must be an object")
+        for k in t:
+            if k not in TENSOR_MAP_KEYS:
+                bad(f'unknown key "{k}"')
+        for k in TENSOR_MAP_KEYS:
+            if k not in t:
+                bad(f'missing key "{k}"')
+            if not isinstance(t[k], int) or isinstance(t[k], bool) or not 0 <= t[k] <= TMA_MAX_ROWS:
+                bad(f'"{k}" must be an integer in 0..2^31-1, got {t[k]!r}')
+        if t["arg"] >= len(params):
+            bad(f'"arg" {t["arg"]} is not a parameter (the kernel has {len(params)})')
+        p = params[t["arg"]]
+        if not p["type"].startswith("ptr<"):
+            bad(f'"arg" {t["arg"]} is \'{p["name"]}\' of type {p["type"]}, not a pointer')
+        if t["elemBytes"] != 2:
+            bad(f'"elemBytes" must be 2, got {t["elemBytes"]}')
+        for k in ("rowElems", "rowStride", "boxElems", "boxRows"):
+            if t[k] <= 0:
+                bad(f'"{k}" must be positive, got {t[k]}')
+        if t["rowStride"] < t["rowElems"]:
+            bad(f'"rowStride" {t["rowStride"]} is less than "rowElems" {t["rowElems"]}')
+        if t["rowStride"] * t["elemBytes"] % 16:
+            bad(f'"rowStride" {t["rowStride"]} of {t["elemBytes"]}-byte elements is '
+                f'{t["rowStride"] * t["elemBytes"]} bytes, not a multiple of 16')
+        if t["boxElems"] > t["rowElems"]:
+            bad(f'"boxElems" {t["boxElems"]} is more than "rowElems" {t["rowElems"]}')
+        box_bytes = t["boxElems"] * t["elemBytes"]
+        if box_bytes > 128 or box_bytes % 16:
+            bad(f'"boxElems" {t["boxElems"]} of {t["elemBytes"]}-byte elements is {box_bytes} '
+                f'bytes; the 128-byte swizzle needs a multiple of 16 up to 128')
+        if t["boxRows"] > 256:
+            bad(f'"boxRows" must be at most 256, got {t["boxRows"]}')
+    return maps
+
+
+def tensor_map_rows(t, p, base, size, where):
+    """Rows of map `t` at pointer p inside the allocation [base, base+size):
+    row r is mapped iff p + r*rowBytes + rowElems*elemBytes <= base + size
+    (TMA zero-fills the rows past them: no read outside the allocation)."""
+    avail = base + size - p if base <= p < base + size else 0
+    row_bytes, need = t["rowStride"] * t["elemBytes"], t["rowElems"] * t["elemBytes"]
+    if avail < need:
+        raise RuntimeError(f"{where}: pointer {p:#x} has {avail} bytes of its allocation ({base:#x}, "
+                           f"{size} bytes) from there, less than one row ({need} bytes)")
+    return min((avail - need) // row_bytes + 1, TMA_MAX_ROWS)
+
+
+class KernelLauncher:
+    """cuLaunchKernel for one tilec kernel with fixed grid, block, shared
+    memory and stream. The ctypes argument slots, the map buffers and the
+    kernelParams array are built once and live as long as the launcher (the
+    driver copies the argument bytes during cuLaunchKernel, so reusing them
+    from one launch to the next, on one thread, is safe)."""
+    SCALARS = {"i32": "c_int32", "i64": "c_int64", "f32": "c_float"}
+
+    def __init__(self, man, func_ptr, grid, block, smem, stream, keep=()):
+        import ctypes as C
+        self.man, self.func_ptr, self.keep = man, func_ptr, keep  # keep: the module/function objects
+        self.grid, self.block, self.smem, self.stream = tuple(grid), tuple(block), int(smem), stream
+        self.params = man["params"]
+        self.slots = []
+        for p in self.params:
+            ty = p["type"]
+            if ty.startswith("ptr<"):
+                self.slots.append(C.c_uint64())
+            elif ty in self.SCALARS:
+                self.slots.append(getattr(C, self.SCALARS[ty])())
+            else:
+                raise RuntimeError(f"kernel parameter '{p['name']}' has type {ty}: the bench cannot pass it")
+        self.maps = []  # (entry, CUtensorMap bytes, globalDim, globalStrides, boxDim, elementStrides)
+        for t in check_tensor_maps(man):
+            self.maps.append((t, (C.c_uint64 * 16)(),
+                              (C.c_uint64 * 2)(t["rowElems"], 0),
+                              (C.c_uint64 * 1)(t["rowStride"] * t["elemBytes"]),
+                              (C.c_uint32 * 2)(t["boxElems"], t["boxRows"]),
+                              (C.c_uint32 * 2)(1, 1)))
+        objs = self.slots + [m[1] for m in self.maps]
+        self.kernel_params = (C.c_void_p * len(objs))(*(C.addressof(o) for o in objs))
+
+    def pack(self, *values):
+        """Stores the user's arguments (in params order: pointers as ints)."""
+        if len(values) != len(self.slots):
+            raise RuntimeError(f"{self.man['kernelName']} takes {len(self.slots)} arguments, got {len(values)}")
+        for slot, v in zip(self.slots, values):
+            slot.value = v
+
+    def encode(self, i):
+        """Encodes tensor map i for the pointer now in its argument's slot."""
+        import ctypes as C
+        t, buf, dims, strides, box, elem_strides = self.maps[i]
+        p = self.slots[t["arg"]].value
+        where = f"tensor map of argument {t['arg']} '{self.params[t['arg']]['name']}'"
+        if p == 0:
+            raise RuntimeError(f"{where}: null pointer (TMA needs device memory)")
+        if p % 16:
+            raise RuntimeError(f"{where}: pointer {p:#x} is not 16-byte aligned (TMA needs it)")
+        cuda = libcuda()
+        base, size = C.c_uint64(), C.c_size_t()
+        res = cuda.cuMemGetAddressRange_v2(C.byref(base), C.byref(size), p)
+        if res:
+            raise RuntimeError(f"{where}: pointer {p:#x} is not device memory: "
+                               f"cuMemGetAddressRange failed: {cu_error(res)}")
+        dims[1] = tensor_map_rows(t, p, base.value, size.value, where)
+        res = cuda.cuTensorMapEncodeTiled(C.addressof(buf), TMA_DATA_TYPE_UINT16, 2, p, dims, strides,
+                                          box, elem_strides, TMA_INTERLEAVE_NONE, TMA_SWIZZLE_128B,
+                                          TMA_L2_PROMOTION, TMA_OOB_FILL_NONE)
+        if res:
+            raise RuntimeError(
+                f"{where}: cuTensorMapEncodeTiled failed: {cu_error(res)} (pointer {p:#x}, "
+                f"{dims[0]} x {dims[1]} elements of {t['elemBytes']} bytes, rows {strides[0]} bytes "
+                f"apart, box {box[0]} x {box[1]})")
+
+    def __call__(self, *values):
+        self.pack(*values)
+        for i in range(len(self.maps)):
+            self.encode(i)
+        res = libcuda().cuLaunchKernel(self.func_ptr, *self.grid, *self.block, self.smem,
+                                       self.stream, self.kernel_params, None)
+        if res:
+            raise RuntimeError(f"cuLaunchKernel({self.man['kernelName']}) failed: {cu_error(res)}")
 
 
 def tilec_runner(tc, s, cfg):
     """Returns fn(q, k, v) -> (o, lse) launching the compiled kernel."""
     import cupy
-    import numpy as np
     import torch
 
     ptx, man = tc.compile(DTYPES[s["dtype"]], s["D"], s["causal"], cfg)
-    func = cupy.RawModule(path=ptx).get_function(man["kernelName"])
+    module = cupy.RawModule(path=ptx)
+    func = module.get_function(man["kernelName"])
     smem = int(man.get("sharedMemoryBytes", 0))
     if smem > 48 * 1024:
-        func.max_dynamic_shared_size_bytes = smem
+        func.max_dynamic_shared_size_bytes = smem  # cuFuncSetAttribute(..., 8, smem)
     grid = (math.ceil(s["S"] / cfg[0]), s["B"] * s["H"], 1)
     block = (int(man["blockSize"]), 1, 1)
-    seqlen, scale = np.int32(s["S"]), np.float32(s["D"] ** -0.5)
-    with warnings.catch_warnings():  # ExternalStream is deprecated in CuPy 14 but still works
-        warnings.simplefilter("ignore", DeprecationWarning)
-        stream = cupy.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream)
-    # A kernel with global scratch takes one hidden trailing pointer (not in
-    # man["params"]): scratchBytesPerProgram bytes for each program of the
-    # grid, 128-byte aligned, uninitialised. One buffer per runner (one grid);
-    # its launches all go to `stream`, in order, so they may share it.
-    scratch, per_program = None, scratch_bytes(man)
-    if per_program:
-        with stream:  # CuPy's pool is per stream
-            scratch = cupy.empty(per_program * math.prod(grid), dtype=cupy.uint8)
-        assert scratch.data.ptr % 128 == 0, "scratch must be 128-byte aligned"
+    # The CUfunction: RawModule.get_function gives a RawKernel (CuPy 14) whose
+    # .kernel is the cupy.cuda.function.Function, or that Function itself.
+    cufunc = func.kernel if hasattr(func, "kernel") else func
+    # Launched on torch's current stream (the one time_ms records its events on).
+    launch = KernelLauncher(man, cufunc.ptr, grid, block, smem,
+                            torch.cuda.current_stream().cuda_stream, keep=(module, func, cufunc))
+    seqlen, scale = s["S"], s["D"] ** -0.5  # i32, f32 slots
 
     def fn(q, k, v):
         o = torch.empty_like(q)
         lse = torch.empty(q.shape[:-1], device=q.device, dtype=torch.float32)
-        args = (np.uint64(q.data_ptr()), np.uint64(k.data_ptr()), np.uint64(v.data_ptr()),
-                np.uint64(o.data_ptr()), np.uint64(lse.data_ptr()), seqlen, scale)
-        if scratch is not None:
-            args += (np.uint64(scratch.data.ptr),)
-        with stream:
-            func(grid, block, args, shared_mem=smem)
+        # The tensor maps depend on these pointers (the inputs rotate): encoded per call.
+        launch(q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(), lse.data_ptr(), seqlen, scale)
         return o, lse
     return fn
+
+
+def self_test():
+    """--self-test: the pure-Python launch logic (manifest checks, tensor map
+    rows, argument packing, the alignment check), no GPU or libcuda needed."""
+    import ctypes as C
+    import struct
+    params = [{"name": n, "type": "ptr<bf16>"} for n in "qkvo"] + [
+        {"name": "lse", "type": "ptr<f32>"}, {"name": "seqlen", "type": "i32"},
+        {"name": "sm_scale", "type": "f32"}]
+    kv = dict(elemBytes=2, rowElems=128, rowStride=128, boxElems=64, boxRows=64)
+    man = {"kernelName": "flash_fwd", "params": params,
+           "tensorMaps": [dict(arg=1, **kv), dict(arg=2, **kv)]}
+
+    def raises(fn, text):
+        try:
+            fn()
+        except RuntimeError as e:
+            assert text in str(e), f"expected {text!r} in {str(e)!r}"
+            return
+        raise AssertionError(f"no error, expected {text!r}")
+
+    # Manifest checks.
+    assert check_tensor_maps({"params": params}) == []  # older manifests: no key, no maps
+    assert len(check_tensor_maps(man)) == 2
+    for change, text in [(dict(arg=5), '"tensorMaps"[0] "arg" 5 is \'seqlen\' of type i32, not a pointer'),
+                         (dict(arg=7), '"arg" 7 is not a parameter (the kernel has 7)'),
+                         (dict(elemBytes=4), '"elemBytes" must be 2'),
+                         (dict(boxRows=0), '"boxRows" must be positive'),
+                         (dict(rowStride=100), '"rowStride" 100 is less than "rowElems" 128'),
+                         (dict(rowElems=100, rowStride=100, boxElems=32), 'not a multiple of 16'),
+                         (dict(boxElems=72), '"boxElems" 72 of 2-byte elements is 144 bytes'),
+                         (dict(boxRows=257), '"boxRows" must be at most 256'),
+                         (dict(extra=1), 'unknown key "extra"')]:
+        bad = dict(man, tensorMaps=[dict(man["tensorMaps"][0], **change)])
+        raises(lambda: check_tensor_maps(bad), text)
+    raises(lambda: check_tensor_maps(dict(man, tensorMaps=[{"arg": 1}])), 'missing key "elemBytes"')
+
+    # Rows: every whole row that fits in the allocation from the pointer on.
+    t, base = man["tensorMaps"][0], 1 << 40
+    rows = lambda p, size: tensor_map_rows(t, p, base, size, "map")
+    assert rows(base, 256 * 1024) == 1024          # exactly 1024 rows of 256 bytes
+    assert rows(base, 256 * 1024 + 255) == 1024    # a partial row is not mapped
+    assert rows(base + 256, 256 * 1024) == 1023    # pointer one row in
+    assert rows(base, 256) == 1                    # one row exactly
+    t2 = dict(t, rowElems=64)                      # rows narrower than their stride
+    assert tensor_map_rows(t2, base, base, 256 + 128, "map") == 2  # the last row needs 128 bytes only
+    assert tensor_map_rows(t, base, base, 1 << 50, "map") == TMA_MAX_ROWS
+    raises(lambda: rows(base, 255), "map: pointer 0x10000000000 has 255 bytes of its allocation "
+                                    "(0x10000000000, 255 bytes) from there, less than one row (256 bytes)")
+    raises(lambda: rows(base + 4096, 4096), "less than one row")
+
+    # Argument packing: kernelParams[i] points at argument i's bytes, then at each map.
+    launch = KernelLauncher(man, 0, (2, 3, 1), (128, 1, 1), 0, 0)
+    vals = (0x7F0000000000, 0x7F0000010000, 0x7F0000020000, 0x7F0000030000, 0x7F0000040000, 4096, 0.125)
+    launch.pack(*vals)
+    want = [struct.pack("<Q", v) for v in vals[:5]] + [struct.pack("<i", 4096), struct.pack("<f", 0.125)]
+    kp = launch.kernel_params
+    assert len(kp) == 9
+    for i, w in enumerate(want):
+        assert C.string_at(kp[i], len(w)) == w, f"argument {i}"
+    for j, m in enumerate(launch.maps):
+        assert kp[7 + j] == C.addressof(m[1]) and C.sizeof(m[1]) == 128
+        assert list(m[2]) == [128, 0] and list(m[3]) == [256] and list(m[4]) == [64, 64] and list(m[5]) == [1, 1]
+    launch.pack(*vals[:5], 512, 2.0 ** -0.5)
+    assert C.string_at(kp[6], 4) == struct.pack("<f", 2.0 ** -0.5)
+    raises(lambda: launch.pack(*vals[:6]), "flash_fwd takes 7 arguments, got 6")
+    # The alignment check comes before any driver call.
+    launch.pack(vals[0], vals[1] + 8, *vals[2:])
+    raises(lambda: launch.encode(0), "tensor map of argument 1 'k': pointer 0x7f0000010008 is not 16-byte aligned (TMA needs it)")
+    launch.pack(vals[0], 0, *vals[2:])
+    raises(lambda: launch.encode(0), "tensor map of argument 1 'k': null pointer (TMA needs device memory)")
+    raises(lambda: KernelLauncher(dict(man, params=params + [{"name": "h", "type": "f16"}]), 0, (1, 1, 1),
+                                  (1, 1, 1), 0, 0), "'h' has type f16")
+    print("self-test: ok")
+    return 0
 
 
 def sdpa_runner(name, s):
@@ -213,12 +465,28 @@ def time_ms(fn, inputs, min_runs, min_ms):
     n = max(min_runs, math.ceil(min_ms / max(est, 1e-3)))
     ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
           for _ in range(n)]
+    # The events time the GPU, not the host: a timestamp is taken when the GPU
+    # reaches the event in the stream. fn's host work between a.record() and
+    # its launch (torch.empty for the outputs; for tilec, packing the arguments
+    # and encoding the tensor maps, a few microseconds each) delays that
+    # launch, but while the host enqueues faster than the GPU drains (the loop
+    # below never waits), a is reached only when the previous kernel finishes
+    # and the kernel is already queued behind it: a..b is then the kernel
+    # alone. Only the first pair, recorded on an idle GPU, includes host time;
+    # the median ignores it. The check after the loop reports the one case
+    # where that reasoning fails: a host slower per call than the GPU.
+    t0 = time.perf_counter()
     for i, (a, b) in enumerate(ev):
         a.record()
         fn(*inputs[i % len(inputs)])
         b.record()
+    host_ms = (time.perf_counter() - t0) * 1e3 / n  # enqueue time per call
     torch.cuda.synchronize()
-    return statistics.median(a.elapsed_time(b) for a, b in ev), n
+    ms = statistics.median(a.elapsed_time(b) for a, b in ev)
+    if host_ms > 0.8 * ms:
+        print(f"  warning: host enqueue {host_ms:.3f} ms/call vs GPU {ms:.3f} ms/call: the GPU may "
+              "have waited for the host, so the latency may include host time", file=sys.stderr)
+    return ms, n
 
 
 def measure(fn, inputs, ref, s, min_runs, min_ms):
@@ -329,6 +597,7 @@ def parse_args(argv=None):
     p.add_argument("--compile-runs", type=int, default=5)
     p.add_argument("--out", default=str(ROOT / "bench" / "results"))
     p.add_argument("--dry-run", action="store_true", help="compile with tilec, time the compiler, print the plan; no GPU")
+    p.add_argument("--self-test", action="store_true", help="check the launch logic (tensor maps, arguments) in Python; no GPU")
     a = p.parse_args(argv)
     defines = {}
     for d in a.define:
@@ -378,12 +647,12 @@ def compile_speed(tc, a, shape_list, tuned):
             try:
                 man = tc.compile(*key)[1]
                 row.update(blockSize=man["blockSize"], smem=man["sharedMemoryBytes"],
-                           scratch=scratch_bytes(man),
+                           tensor_maps=len(check_tensor_maps(man)),
                            compile_ms=tc.compile_time_ms(*key, a.compile_runs))
                 row["under_300ms"] = row["compile_ms"] < 300
                 msg = "%4.0f ms %s  (block %d, smem %d%s)" % (
                     row["compile_ms"], "ok  " if row["under_300ms"] else "SLOW", row["blockSize"], row["smem"],
-                    ", scratch %d B/program" % row["scratch"] if row["scratch"] else "")
+                    ", %d tensor maps" % row["tensor_maps"] if row["tensor_maps"] else "")
             except RuntimeError as e:
                 row["error"] = msg = str(e)
             rows.append(row)
@@ -393,6 +662,8 @@ def compile_speed(tc, a, shape_list, tuned):
 
 def main(argv=None):
     a = parse_args(argv)
+    if a.self_test:
+        return self_test()
     tuned = json.loads(Path(a.tuned).read_text()) if a.tuned else {}
     shape_list = list(shapes(a))
     workdir = tempfile.mkdtemp(prefix="tilec-bench-")

@@ -4,6 +4,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 
 using namespace mlir;
 using namespace mlir::tile;
@@ -165,6 +166,11 @@ LogicalResult TmaCopyOp::verify() {
   if (int64_t(getRowStride()) < inner || getRowStride() % 8 != 0)
     return emitOpError("row_stride must cover the box and be a multiple of "
                        "16 bytes");
+  // The launcher maps a kernel argument (see the manifest's tensorMaps).
+  auto arg = dyn_cast<BlockArgument>(getBase());
+  if (!arg || !arg.getOwner()->isEntryBlock() ||
+      !isa<FunctionOpInterface>(arg.getOwner()->getParentOp()))
+    return emitOpError("base must be a pointer argument of the kernel");
   return success();
 }
 

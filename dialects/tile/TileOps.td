@@ -206,28 +206,29 @@ def Tile_LoadOp : Tile_Op<"load", [AttrSizedOperandSegments,
 def Tile_TmaCopyOp : Tile_Op<"tma_copy", [MemoryEffects<[MemRead, MemWrite]>]> {
   let summary = "Start a bulk tensor copy (TMA) of a 2-D box into a shared-memory slot";
   let description = [{
-    Made by `tile-tma-loads` (sm_90a). The global tensor is row-major with
-    `bound` rows of `row_stride` elements starting at `base`; the box is the
-    tile `shape`, whose dimension `inner_dim` runs along a row (contiguous)
-    and whose other dimension covers rows `coord` .. `coord + extent - 1`.
-    Rows outside [0, bound) read as zero. Where `pred` is false nothing is
-    copied. The copy lands in stage `stage` (0 or 1) of shared-memory slot
-    `slot` (128-byte swizzled rows, in slabs of 128 bytes along a row) and
-    completes on that stage's barrier; `tile.tma_wait` waits for it. With
-    `init` the tensor map of the slot is built from `base` and `bound`
-    first; every later copy of the slot uses the same operands and
-    attributes. A copy into a stage waits (CTA barrier) until every warp is
-    done with what the stage held.
+    Made by `tile-tma-loads` (sm_90a). `base` is a pointer argument of the
+    kernel, seen as a row-major tensor with rows `row_stride` elements
+    apart (the launcher encodes its tensor map on the host, from the
+    allocation `base` points into, and passes it as a hidden kernel
+    parameter). The box is the tile `shape`, whose dimension `inner_dim`
+    runs along a row (contiguous, from element 0 of the row) and whose other
+    dimension covers rows `coord` .. `coord + extent - 1`, counted from
+    `base`. Where `pred` is false nothing is copied. The copy lands in stage
+    `stage` (0 or 1) of shared-memory slot `slot` (128-byte swizzled rows,
+    in slabs of 128 bytes along a row) and completes on that stage's
+    barrier; `tile.tma_wait` waits for it. Every copy of a slot has the same
+    `base` and attributes. A copy into a stage waits (CTA barrier) until
+    every warp is done with what the stage held.
 
     ```mlir
-    tile.tma_copy %base, %seqlen, %n0, %stage, %ok {slot = 0 : i64, shape = array<i64: 64, 64>, inner_dim = 0 : i64, row_stride = 64 : i64, init} : !tile.ptr<bf16>
+    tile.tma_copy %k, %row, %stage, %ok {slot = 0 : i64, shape = array<i64: 64, 64>, inner_dim = 0 : i64, row_stride = 64 : i64} : !tile.ptr<bf16>
     ```
   }];
-  let arguments = (ins Tile_PtrType:$base, I32:$bound, I32:$coord, I32:$stage,
-                       I1:$pred, I64Attr:$slot, DenseI64ArrayAttr:$shape,
-                       I64Attr:$inner_dim, I64Attr:$row_stride, UnitAttr:$init);
+  let arguments = (ins Tile_PtrType:$base, I32:$coord, I32:$stage, I1:$pred,
+                       I64Attr:$slot, DenseI64ArrayAttr:$shape,
+                       I64Attr:$inner_dim, I64Attr:$row_stride);
   let assemblyFormat = [{
-    $base `,` $bound `,` $coord `,` $stage `,` $pred attr-dict `:` type($base)
+    $base `,` $coord `,` $stage `,` $pred attr-dict `:` type($base)
   }];
   let hasVerifier = 1;
 }
@@ -237,18 +238,22 @@ def Tile_TmaWaitOp : Tile_Op<"tma_wait", [MemoryEffects<[MemRead]>]> {
   let description = [{
     Waits until the copy into stage `stage` of `slot` whose barrier phase
     has parity `phase` (the stage's n-th copy has parity n % 2) has landed;
-    the result is the tile in the stage. Its uses must be `tile.dot` B
-    operands (read in place by wgmma). `inner_dim` repeats the copies'
-    contiguous dimension.
+    the result is the tile in the stage. Only the first `valid` rows of the
+    box (along the dimension that is not `inner_dim`) are kept: rows from
+    `valid` on (all of them when `valid` <= 0) are set to zero in shared
+    memory first, as a masked load would read them. Its uses must be
+    `tile.dot` B operands (read in place by wgmma). `inner_dim` repeats the
+    copies' contiguous dimension.
 
     ```mlir
-    %kt = tile.tma_wait %stage, %parity {slot = 0 : i64, inner_dim = 0 : i64} : i32, i32 -> !tile.tile<64x64xbf16>
+    %kt = tile.tma_wait %stage, %parity, %valid {slot = 0 : i64, inner_dim = 0 : i64} : i32, i32, i32 -> !tile.tile<64x64xbf16>
     ```
   }];
-  let arguments = (ins I32:$stage, I32:$phase, I64Attr:$slot, I64Attr:$inner_dim);
+  let arguments = (ins I32:$stage, I32:$phase, I32:$valid, I64Attr:$slot,
+                       I64Attr:$inner_dim);
   let results = (outs Tile_ValueTile:$result);
   let assemblyFormat = [{
-    $stage `,` $phase attr-dict `:` type($stage) `,` type($phase) `->` type($result)
+    $stage `,` $phase `,` $valid attr-dict `:` type($stage) `,` type($phase) `,` type($valid) `->` type($result)
   }];
   let hasVerifier = 1;
 }

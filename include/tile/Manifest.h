@@ -23,6 +23,23 @@ struct KernelParam {
   }
 };
 
+/// A TMA tensor map the launcher encodes at each launch and passes by value
+/// (a 128-byte CUtensorMap, 64-byte aligned) after the user's arguments, in
+/// Manifest::tensorMaps order. 2-D, row-major: rows of `rowElems` elements,
+/// `rowStride` elements apart, starting at the pointer argument `arg`. The
+/// number of rows is not in the manifest: the launcher maps every whole row
+/// the allocation holds from the pointer on (TMA zero-fills rows past them,
+/// so the kernel never reads outside the allocation).
+struct TensorMapParam {
+  int arg = 0;       ///< index in `params` of the pointer it maps
+  int elemBytes = 2; ///< element size in bytes (2: f16/bf16)
+  int rowElems = 0;  ///< elements of a row (global dim 0)
+  int rowStride = 0; ///< elements between consecutive rows
+  int boxElems = 0;  ///< box size along a row
+  int boxRows = 0;   ///< box size across rows
+  bool operator==(const TensorMapParam &o) const;
+};
+
 struct Manifest {
   std::string kernelName;
   std::vector<KernelParam> params;
@@ -30,12 +47,10 @@ struct Manifest {
   int blockSize = 0;          ///< threads per program (x only)
   int sharedMemoryBytes = 0;  ///< dynamic shared memory per program
   std::string arch;           ///< sm_80 / sm_90a
-  /// Global scratch memory per program, in bytes (0: none). When > 0 the
-  /// kernel takes one hidden trailing u64 parameter, not listed in `params`:
-  /// a 128-byte aligned device buffer of scratchBytesPerProgram bytes per
-  /// program, program p = x + gx * (y + gy * z) owning bytes [p*N, (p+1)*N).
-  /// Kernel::launch allocates and passes it; contents are not initialised.
-  int scratchBytesPerProgram = 0;
+  using TensorMapParam = tile::TensorMapParam;
+  /// Encoded by the launcher, passed after `params` in this order; empty for
+  /// a kernel without TMA loads (and for manifests older than the key).
+  std::vector<TensorMapParam> tensorMaps;
   std::string tilecVersion;
   std::string llvmVersion;
   std::string cudaVersion;    ///< ptxas version when known, else "unknown"

@@ -96,7 +96,6 @@ using Stream = void *;           ///< CUstream; nullptr is the default stream
 namespace detail {
 struct CudaApi;
 struct Context; // a retained primary context, shared by everything made on it
-struct Scratch; // a kernel's hidden per-program global scratch buffers
 } // namespace detail
 
 /// Loads the driver (once per path) and calls cuInit. Errors: "no CUDA driver
@@ -273,11 +272,13 @@ public:
   /// succeeds. Asynchronous: errors of the kernel itself surface at the
   /// next synchronising call.
   ///
-  /// When manifest.scratchBytesPerProgram > 0, `args` are still only the
-  /// manifest's params: the kernel allocates (per stream, cached, growing
-  /// with the grid; freed when the last copy of the Kernel goes, after a
-  /// context synchronisation) a device buffer of that many bytes per program
-  /// and passes it as the hidden last argument.
+  /// `args` are only the manifest's params, tensor maps or not: for each of
+  /// manifest.tensorMaps the launch encodes a TMA tensor map
+  /// (cuTensorMapEncodeTiled) of the pointer argument it names, covering
+  /// every whole row of the allocation from that pointer on, and passes it
+  /// by value after the user's arguments. Errors: the pointer is null or not
+  /// 16-byte aligned, is not device memory (cuMemGetAddressRange), holds less
+  /// than one row, or the driver rejects the map.
   Status launch(std::array<unsigned, 3> grid,
                 const std::vector<KernelArg> &args,
                 Stream stream = nullptr) const;
@@ -290,7 +291,6 @@ public:
 private:
   std::shared_ptr<Module> module_;
   std::shared_ptr<detail::Context> ctx_;
-  std::shared_ptr<detail::Scratch> scratch_; ///< null: no scratch
   void *function_ = nullptr;
   Manifest manifest_;
   std::string loadedFrom_;

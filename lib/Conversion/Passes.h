@@ -20,8 +20,11 @@ namespace mlir::tile {
 inline constexpr llvm::StringLiteral kGpuModuleName = "tile_kernels";
 /// Integer attribute on each gpu.func: dynamic shared memory bytes.
 inline constexpr llvm::StringLiteral kSharedMemoryAttr = "tile.shared_memory";
-/// Integer attribute on a gpu.func: global scratch bytes per program; when
-/// present and > 0 the kernel has one more, trailing, i64 parameter: the
-/// scratch buffer (program p owns bytes [p * n, (p + 1) * n)).
-inline constexpr llvm::StringLiteral kScratchBytesAttr = "tile.scratch_bytes";
+/// Array attribute on a gpu.func (kept on its llvm.func) whose kernel ends
+/// in one TMA tensor-map parameter per element: a 128-byte CUtensorMap the
+/// launcher encodes on the host and passes by value. Each element is an
+/// array<i64: arg, elemBytes, rowElems, rowStride, boxElems, boxRows>: the
+/// pointer argument mapped as rows of rowElems elements rowStride apart,
+/// and the box a copy reads (the manifest's `tensorMaps`).
+inline constexpr llvm::StringLiteral kTensorMapsAttr = "tile.tensor_maps";
 } // namespace mlir::tile

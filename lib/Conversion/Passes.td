@@ -34,4 +34,18 @@ def ConvertTileToGPU : Pass<"convert-tile-to-gpu", "mlir::ModuleOp"> {
   ];
 }
 
+def TileTensorMapParams : Pass<"tile-tensor-map-params", "mlir::ModuleOp"> {
+  let summary = "Make the TMA tensor-map parameters by-value grid constants";
+  let description = [{
+    Pipeline stage 6b, after convert-gpu-to-nvvm (which drops argument
+    attributes it does not know). The trailing parameters that
+    `tile.tensor_maps` on an `llvm.func` kernel counts become
+    `!llvm.ptr {llvm.byval = !llvm.array<128 x i8>, llvm.align = 64,
+    nvvm.grid_constant}`: in PTX a `.param .align 64 .b8 [128]` whose
+    generic address (`cvta.param`) the bulk tensor copies use, as for a
+    CUDA `const __grid_constant__ CUtensorMap` parameter.
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect", "mlir::NVVM::NVVMDialect"];
+}
+
 #endif // TILE_CONVERSION_PASSES

@@ -30,7 +30,7 @@ void appendField(std::string &out, const char *tag, const std::string &v) {
 } // namespace
 
 std::string cacheKey(const CacheKeyInputs &in) {
-  std::string s = "tilec-cache-key-v1\n";
+  std::string s = "tilec-cache-key-v2\n";
   appendField(s, "source", in.source);
   appendField(s, "defines", std::to_string(in.defines.size()));
   for (const auto &[name, value] : in.defines) {

@@ -93,8 +93,12 @@ void describeGPU(mlir::ModuleOp module, Manifest &m) {
     if (auto a = fn->getAttrOfType<mlir::IntegerAttr>(
             mlir::tile::kSharedMemoryAttr))
       m.sharedMemoryBytes = int(a.getInt());
-    if (auto a = fn->getAttrOfType<mlir::IntegerAttr>(mlir::tile::kScratchBytesAttr))
-      m.scratchBytesPerProgram = int(a.getInt());
+    if (auto maps = fn->getAttrOfType<mlir::ArrayAttr>(mlir::tile::kTensorMapsAttr))
+      for (mlir::Attribute a : maps) {
+        llvm::ArrayRef<int64_t> v = llvm::cast<mlir::DenseI64ArrayAttr>(a).asArrayRef();
+        m.tensorMaps.push_back({int(v[0]), int(v[1]), int(v[2]), int(v[3]),
+                                int(v[4]), int(v[5])});
+      }
   });
 }
 } // namespace

@@ -88,6 +88,7 @@ void ::tile::buildNVVMPipeline(OpPassManager &pm) {
   gpu.addPass(createCanonicalizerPass());
   gpu.addPass(createCSEPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(mlir::tile::createTileTensorMapParams());
 }
 
 void ::tile::registerAllPasses() {

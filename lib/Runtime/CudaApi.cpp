@@ -1,6 +1,7 @@
 //===- CudaApi.cpp - dlopen the CUDA driver and resolve its entry points --===//
 //
-// Post-condition of getCudaApi(): every function pointer of CudaApi is set and
+// Post-condition of getCudaApi(): every function pointer of CudaApi is set
+// (cuTensorMapEncodeTiled: when the driver has it, CUDA 12+) and
 // cuInit(0) succeeded, or a Status says why not ("no CUDA driver …",
 // "no GPU …", "… lacks cuXxx").
 //
@@ -61,6 +62,7 @@ bool resolveAll(CudaApi &api, std::string &missing) {
   TILE_RESOLVE(cuMemcpyHtoD, "cuMemcpyHtoD_v2");
   TILE_RESOLVE(cuMemcpyDtoH, "cuMemcpyDtoH_v2");
   TILE_RESOLVE(cuMemsetD8, "cuMemsetD8_v2");
+  TILE_RESOLVE(cuMemGetAddressRange, "cuMemGetAddressRange_v2");
   TILE_RESOLVE(cuEventCreate, "cuEventCreate");
   TILE_RESOLVE(cuEventRecord, "cuEventRecord");
   TILE_RESOLVE(cuEventSynchronize, "cuEventSynchronize");
@@ -70,6 +72,12 @@ bool resolveAll(CudaApi &api, std::string &missing) {
   TILE_RESOLVE(cuGetErrorName, "cuGetErrorName");
   TILE_RESOLVE(cuGetErrorString, "cuGetErrorString");
 #undef TILE_RESOLVE
+  // CUDA 12+ only, and only kernels with tensor maps need it: an older driver
+  // still runs the others (Kernel::launch reports it missing).
+  std::string optional;
+  if (!resolve(h, api.cuTensorMapEncodeTiled, {"cuTensorMapEncodeTiled"},
+               optional))
+    api.cuTensorMapEncodeTiled = nullptr;
   return true;
 }
 

@@ -9,8 +9,7 @@
 #include "tile/Runtime.h"
 
 #include <cstddef>
-#include <map>
-#include <mutex>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -24,6 +23,15 @@ using CUmodule = struct CUmod_st *;
 using CUfunction = struct CUfunc_st *;
 using CUstream = struct CUstream_st *;
 using CUevent = struct CUevent_st *;
+using cuuint32_t = std::uint32_t;
+using cuuint64_t = std::uint64_t;
+
+/// CUtensorMap: 128 opaque bytes, 64-byte aligned (a kernel parameter of
+/// this type is passed by value).
+struct alignas(64) CUtensorMap {
+  cuuint64_t opaque[16];
+};
+static_assert(sizeof(CUtensorMap) == 128, "CUtensorMap is 128 bytes");
 
 enum : int {
   CUDA_SUCCESS = 0,
@@ -53,6 +61,37 @@ enum : int { // CUjit_option
   CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
   CU_JIT_LOG_VERBOSE = 12,
 };
+
+enum : int { // CUtensorMapDataType
+  CU_TENSOR_MAP_DATA_TYPE_UINT8 = 0,
+  CU_TENSOR_MAP_DATA_TYPE_UINT16 = 1,
+};
+
+enum : int { // CUtensorMapInterleave
+  CU_TENSOR_MAP_INTERLEAVE_NONE = 0,
+};
+
+enum : int { // CUtensorMapSwizzle
+  CU_TENSOR_MAP_SWIZZLE_NONE = 0,
+  CU_TENSOR_MAP_SWIZZLE_32B = 1,
+  CU_TENSOR_MAP_SWIZZLE_64B = 2,
+  CU_TENSOR_MAP_SWIZZLE_128B = 3,
+};
+
+enum : int { // CUtensorMapL2promotion
+  CU_TENSOR_MAP_L2_PROMOTION_NONE = 0,
+  CU_TENSOR_MAP_L2_PROMOTION_L2_64B = 1,
+  CU_TENSOR_MAP_L2_PROMOTION_L2_128B = 2,
+  CU_TENSOR_MAP_L2_PROMOTION_L2_256B = 3,
+};
+
+enum : int { // CUtensorMapFloatOOBfill
+  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0,
+};
+
+/// The L2 promotion of the tensor maps Kernel::launch encodes: one place to
+/// tune it (bench/attention_fwd.py's TMA_L2_PROMOTION must match).
+constexpr int kTensorMapL2Promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_128B;
 
 /// Shared memory a block gets without opting in.
 constexpr int kDefaultSharedMemoryBytes = 48 * 1024;
@@ -86,6 +125,12 @@ struct CudaApi {
   CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void *, std::size_t);
   CUresult (*cuMemcpyDtoH)(void *, CUdeviceptr, std::size_t);
   CUresult (*cuMemsetD8)(CUdeviceptr, unsigned char, std::size_t);
+  CUresult (*cuMemGetAddressRange)(CUdeviceptr *, std::size_t *, CUdeviceptr);
+  /// nullptr when the driver is older than CUDA 12.
+  CUresult (*cuTensorMapEncodeTiled)(CUtensorMap *, int, cuuint32_t, void *,
+                                     const cuuint64_t *, const cuuint64_t *,
+                                     const cuuint32_t *, const cuuint32_t *,
+                                     int, int, int, int);
   CUresult (*cuEventCreate)(CUevent *, unsigned);
   CUresult (*cuEventRecord)(CUevent, CUstream);
   CUresult (*cuEventSynchronize)(CUevent);
@@ -114,43 +159,6 @@ struct Context {
   Status makeCurrent() const {
     return api->check(api->cuCtxSetCurrent(context), "cuCtxSetCurrent");
   }
-};
-
-/// The hidden per-program global scratch of a kernel whose manifest has
-/// scratchBytesPerProgram > 0, shared by the copies of one Kernel.
-///
-/// One buffer per stream: launches on one stream run in order and may share
-/// it; launches on different streams may overlap and must not. A buffer only
-/// grows (to at least twice its old size, so the ones kept add up to less
-/// than the current one), and a replaced buffer is kept, not freed, until
-/// the Scratch goes: an earlier launch on that stream may still be using it,
-/// and freeing it safely would need a synchronisation on every growth.
-/// The destructor synchronises the context and then frees everything.
-/// (A stream destroyed with work pending whose handle is then reused by a
-/// new stream would share that work's buffer; destroy streams after their
-/// work is done.)
-struct Scratch {
-  Scratch(std::shared_ptr<Context> ctx, std::size_t bytesPerProgram)
-      : ctx(std::move(ctx)), bytesPerProgram(bytesPerProgram) {}
-  Scratch(const Scratch &) = delete;
-  Scratch &operator=(const Scratch &) = delete;
-  ~Scratch();
-
-  /// A buffer of at least bytesPerProgram * programs bytes for `stream`
-  /// (cuMemAlloc: 256-byte aligned). The context must be current.
-  Expected<DevicePtr> get(Stream stream, std::uint64_t programs);
-
-  std::shared_ptr<Context> ctx;
-  std::size_t bytesPerProgram;
-
-private:
-  struct Buffer {
-    CUdeviceptr ptr = 0;
-    std::size_t bytes = 0;
-  };
-  std::mutex mutex;
-  std::map<Stream, Buffer> current;
-  std::vector<CUdeviceptr> retired;
 };
 
 } // namespace tile::detail

@@ -1,9 +1,10 @@
-//===- Launch.cpp - typed launch arguments, launch, scratch, timing -------===//
+//===- Launch.cpp - typed launch arguments, launch, tensor maps, timing ---===//
 
 #include "CudaApi.h"
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 
 namespace tile {
 
@@ -75,6 +76,90 @@ Status checkArguments(const Manifest &manifest,
   return Status();
 }
 
+//===----------------------------------------------------------------------===//
+// Tensor maps
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+std::string hex(std::uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof(buf), "0x%llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+/// The TMA tensor map `t` (see Manifest.h) of its pointer argument in `args`
+/// (already checked against the manifest): 2-D, rows of t.rowElems elements
+/// t.rowStride elements apart, as many rows as the allocation holds from the
+/// pointer on, so that a box past them is zero-filled instead of read. The
+/// context must be current.
+Expected<CUtensorMap> encodeTensorMap(const CudaApi &api, const Manifest &m,
+                                      const TensorMapParam &t,
+                                      const std::vector<KernelArg> &args) {
+  std::size_t i = std::size_t(t.arg);
+  // Manifest::fromJSON checks these; a manifest built in code may not be.
+  if (t.arg < 0 || i >= args.size() ||
+      args[i].kind != KernelArg::Kind::Pointer || t.rowElems <= 0 ||
+      t.rowStride <= 0 || t.elemBytes <= 0)
+    return Status::error("tensor map of argument " + std::to_string(t.arg) +
+                         ": not a pointer argument, or an empty row");
+  std::string what = "tensor map of argument " + std::to_string(t.arg) + " '" +
+                     m.params[i].name + "'";
+  auto fail = [&](const std::string &message) -> Expected<CUtensorMap> {
+    return Status::error(what + ": " + message);
+  };
+  DevicePtr p = args[i].value.ptr;
+  if (p == 0)
+    return fail("null pointer (TMA needs device memory)");
+  if (p % 16 != 0)
+    return fail("pointer " + hex(p) + " is not 16-byte aligned (TMA needs it)");
+
+  CUdeviceptr base = 0;
+  std::size_t size = 0;
+  if (Status s = api.check(api.cuMemGetAddressRange(&base, &size, p),
+                           "cuMemGetAddressRange");
+      !s.ok())
+    return fail("pointer " + hex(p) + " is not device memory: " + s.message());
+  std::uint64_t end = std::uint64_t(base) + size;
+  std::uint64_t avail = p >= base && p < end ? end - p : 0;
+  std::uint64_t rowBytes = std::uint64_t(t.rowStride) * t.elemBytes;
+  std::uint64_t need = std::uint64_t(t.rowElems) * t.elemBytes;
+  if (avail < need)
+    return fail("pointer " + hex(p) + " has " + std::to_string(avail) +
+                " bytes of its allocation (" + hex(base) + ", " +
+                std::to_string(size) +
+                " bytes) from there, less than one row (" +
+                std::to_string(need) + " bytes)");
+  // Row r is mapped iff p + r*rowBytes + need <= base + size.
+  std::uint64_t rows =
+      std::min<std::uint64_t>((avail - need) / rowBytes + 1, 0x7fffffffu);
+
+  if (!api.cuTensorMapEncodeTiled)
+    return fail("the CUDA driver " + api.path +
+                " lacks cuTensorMapEncodeTiled (CUDA 12 or newer needed)");
+  const cuuint64_t globalDim[2] = {cuuint64_t(t.rowElems), rows};
+  const cuuint64_t globalStrides[1] = {rowBytes};
+  const cuuint32_t boxDim[2] = {cuuint32_t(t.boxElems), cuuint32_t(t.boxRows)};
+  const cuuint32_t elementStrides[2] = {1, 1};
+  CUtensorMap map{};
+  CUresult r = api.cuTensorMapEncodeTiled(
+      &map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2,
+      reinterpret_cast<void *>(static_cast<std::uintptr_t>(p)), globalDim,
+      globalStrides, boxDim, elementStrides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+      CU_TENSOR_MAP_SWIZZLE_128B, kTensorMapL2Promotion,
+      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (Status s = api.check(r, "cuTensorMapEncodeTiled"); !s.ok())
+    return fail(s.message() + " (pointer " + hex(p) + ", " +
+                std::to_string(t.rowElems) + " x " + std::to_string(rows) +
+                " elements of " + std::to_string(t.elemBytes) +
+                " bytes, rows " + std::to_string(rowBytes) +
+                " bytes apart, box " + std::to_string(t.boxElems) + " x " +
+                std::to_string(t.boxRows) + ")");
+  return map;
+}
+
+} // namespace
+
 Status Kernel::launch(std::array<unsigned, 3> grid,
                       const std::vector<KernelArg> &args, Stream stream) const {
   if (!function_)
@@ -94,24 +179,26 @@ Status Kernel::launch(std::array<unsigned, 3> grid,
   if (Status s = ctx_->makeCurrent(); !s.ok())
     return s;
 
-  // The hidden scratch pointer goes after the user's arguments.
-  DevicePtr scratch = 0;
-  if (scratch_) {
-    Expected<DevicePtr> p =
-        scratch_->get(stream, std::uint64_t(grid[0]) * grid[1] * grid[2]);
-    if (!p)
-      return p.status().withContext("launching '" + manifest_.kernelName + "'");
-    scratch = *p;
+  // The tensor maps go after the user's arguments, by value: the driver
+  // copies the 128 bytes each entry points to, before cuLaunchKernel returns.
+  std::vector<CUtensorMap> maps;
+  maps.reserve(manifest_.tensorMaps.size());
+  for (const TensorMapParam &t : manifest_.tensorMaps) {
+    Expected<CUtensorMap> map = encodeTensorMap(api, manifest_, t, args);
+    if (!map)
+      return map.status().withContext("launching '" + manifest_.kernelName +
+                                      "'");
+    maps.push_back(*map);
   }
 
   // kernelParams ends with a nullptr: the driver reads only as many entries
   // as the kernel declares, and the terminator lets a fake driver count them.
   std::vector<void *> params;
-  params.reserve(args.size() + 2);
+  params.reserve(args.size() + maps.size() + 1);
   for (const KernelArg &a : args)
     params.push_back(const_cast<void *>(static_cast<const void *>(&a.value)));
-  if (scratch_)
-    params.push_back(&scratch);
+  for (CUtensorMap &map : maps)
+    params.push_back(&map);
   params.push_back(nullptr);
 
   CUresult r = api.cuLaunchKernel(
@@ -121,57 +208,6 @@ Status Kernel::launch(std::array<unsigned, 3> grid,
       params.size() == 1 ? nullptr : params.data(), nullptr);
   return api.check(r, "cuLaunchKernel")
       .withContext("launching '" + manifest_.kernelName + "'");
-}
-
-//===----------------------------------------------------------------------===//
-// Scratch
-//===----------------------------------------------------------------------===//
-
-Expected<DevicePtr> Scratch::get(Stream stream, std::uint64_t programs) {
-  std::uint64_t need = 0;
-  if (__builtin_mul_overflow(std::uint64_t(bytesPerProgram), programs, &need) ||
-      need > std::uint64_t(SIZE_MAX))
-    return Status::error("global scratch of " +
-                         std::to_string(bytesPerProgram) +
-                         " bytes for each of " + std::to_string(programs) +
-                         " programs overflows");
-  std::lock_guard<std::mutex> lock(mutex);
-  auto it = current.find(stream);
-  Buffer old = it == current.end() ? Buffer() : it->second;
-  if (old.bytes >= need)
-    return DevicePtr(old.ptr);
-  // Grow to at least twice the old size: the buffers kept then add up to
-  // less than the current one.
-  std::size_t bytes = std::max<std::size_t>(std::size_t(need), 2 * old.bytes);
-  CUdeviceptr p = 0;
-  CUresult r = ctx->api->cuMemAlloc(&p, bytes);
-  if (r != CUDA_SUCCESS && bytes > need) { // doubling was too greedy
-    bytes = std::size_t(need);
-    r = ctx->api->cuMemAlloc(&p, bytes);
-  }
-  if (Status s = ctx->api->check(r, "cuMemAlloc"); !s.ok())
-    return s.withContext("allocating " + std::to_string(bytes) +
-                         " bytes of global scratch (" +
-                         std::to_string(bytesPerProgram) + " per program, " +
-                         std::to_string(programs) + " programs)");
-  // The old buffer may still be in use by an earlier launch on this stream:
-  // keep it until the destructor (see CudaApi.h).
-  if (old.ptr)
-    retired.push_back(old.ptr);
-  current[stream] = Buffer{p, bytes};
-  return DevicePtr(p);
-}
-
-Scratch::~Scratch() {
-  if (current.empty())
-    return;
-  (void)ctx->makeCurrent();
-  (void)ctx->api->cuCtxSynchronize(); // launches may still use the buffers
-  for (const auto &entry : current)
-    if (entry.second.ptr)
-      (void)ctx->api->cuMemFree(entry.second.ptr);
-  for (CUdeviceptr p : retired)
-    (void)ctx->api->cuMemFree(p);
 }
 
 //===----------------------------------------------------------------------===//

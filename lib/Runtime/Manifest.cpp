@@ -2,8 +2,10 @@
 //
 // toJSON writes a fixed key order; fromJSON parses with json::parse
 // (line:column errors) and then checks the schema, naming the missing or
-// mistyped key. Every key is required except "scratchBytesPerProgram"
-// (added later; absent means 0). No LLVM: the runtime links without it.
+// mistyped key, and the tensor maps against the rules the launcher's encoding
+// needs. Every key is required except "tensorMaps" (added later; absent
+// means none). The "scratchBytesPerProgram" of older manifests is accepted
+// only as 0. No LLVM: the runtime links without it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,8 +46,18 @@ std::string Manifest::toJSON() const {
   j += "  \"blockSize\": " + std::to_string(blockSize) + ",\n";
   j += "  \"sharedMemoryBytes\": " + std::to_string(sharedMemoryBytes) + ",\n";
   j += "  \"arch\": " + quote(arch) + ",\n";
-  j += "  \"scratchBytesPerProgram\": " +
-       std::to_string(scratchBytesPerProgram) + ",\n";
+  j += "  \"tensorMaps\": [";
+  for (std::size_t i = 0; i < tensorMaps.size(); ++i) {
+    const TensorMapParam &t = tensorMaps[i];
+    j += std::string(i ? "," : "") +
+         "\n    {\"arg\": " + std::to_string(t.arg) +
+         ", \"elemBytes\": " + std::to_string(t.elemBytes) +
+         ", \"rowElems\": " + std::to_string(t.rowElems) +
+         ", \"rowStride\": " + std::to_string(t.rowStride) +
+         ", \"boxElems\": " + std::to_string(t.boxElems) +
+         ", \"boxRows\": " + std::to_string(t.boxRows) + "}";
+  }
+  j += tensorMaps.empty() ? "],\n" : "\n  ],\n";
   j += "  \"tilecVersion\": " + quote(tilecVersion) + ",\n";
   j += "  \"llvmVersion\": " + quote(llvmVersion) + ",\n";
   j += "  \"cudaVersion\": " + quote(cudaVersion) + ",\n";
@@ -93,6 +105,74 @@ bool getInt(const Value &obj, const char *key, int &out, std::string &error) {
     return false;
   }
   out = int(v->number);
+  return true;
+}
+
+/// One "tensorMaps" entry (an object): exactly the six integer keys, and the
+/// limits that cuTensorMapEncodeTiled (2-D, 128-byte swizzle) and the launcher
+/// need.
+bool getTensorMap(const Value &v, const std::vector<KernelParam> &params,
+                  TensorMapParam &t, std::string &error) {
+  static const char *const keys[] = {"arg",       "elemBytes", "rowElems",
+                                     "rowStride", "boxElems",  "boxRows"};
+  for (const auto &member : v.members) {
+    bool known = false;
+    for (const char *k : keys)
+      known = known || member.first == k;
+    if (!known) {
+      error = "unknown key " + quote(member.first);
+      return false;
+    }
+  }
+  if (!getInt(v, "arg", t.arg, error) ||
+      !getInt(v, "elemBytes", t.elemBytes, error) ||
+      !getInt(v, "rowElems", t.rowElems, error) ||
+      !getInt(v, "rowStride", t.rowStride, error) ||
+      !getInt(v, "boxElems", t.boxElems, error) ||
+      !getInt(v, "boxRows", t.boxRows, error))
+    return false;
+  auto fail = [&](std::string message) {
+    error = std::move(message);
+    return false;
+  };
+  auto num = [](long long x) { return std::to_string(x); };
+  if (std::size_t(t.arg) >= params.size())
+    return fail("\"arg\" " + num(t.arg) +
+                " is not a parameter (the kernel has " +
+                num(long(params.size())) + ")");
+  const KernelParam &p = params[std::size_t(t.arg)];
+  if (p.type.rfind("ptr<", 0) != 0)
+    return fail("\"arg\" " + num(t.arg) + " is '" + p.name + "' of type " +
+                p.type + ", not a pointer");
+  if (t.elemBytes != 2)
+    return fail("\"elemBytes\" must be 2, got " + num(t.elemBytes));
+  if (t.rowElems <= 0 || t.rowStride <= 0 || t.boxElems <= 0 ||
+      t.boxRows <= 0) {
+    const char *key = t.rowElems <= 0    ? "rowElems"
+                      : t.rowStride <= 0 ? "rowStride"
+                      : t.boxElems <= 0  ? "boxElems"
+                                         : "boxRows";
+    return fail(std::string("\"") + key + "\" must be positive, got 0");
+  }
+  if (t.rowStride < t.rowElems)
+    return fail("\"rowStride\" " + num(t.rowStride) +
+                " is less than \"rowElems\" " + num(t.rowElems));
+  long long rowBytes = (long long)t.rowStride * t.elemBytes;
+  if (rowBytes % 16 != 0)
+    return fail("\"rowStride\" " + num(t.rowStride) + " of " +
+                num(t.elemBytes) + "-byte elements is " + num(rowBytes) +
+                " bytes, not a multiple of 16");
+  if (t.boxElems > t.rowElems)
+    return fail("\"boxElems\" " + num(t.boxElems) +
+                " is more than \"rowElems\" " + num(t.rowElems));
+  long long boxBytes = (long long)t.boxElems * t.elemBytes;
+  if (boxBytes > 128 || boxBytes % 16 != 0)
+    return fail("\"boxElems\" " + num(t.boxElems) + " of " + num(t.elemBytes) +
+                "-byte elements is " + num(boxBytes) +
+                " bytes; the 128-byte swizzle needs a multiple of 16 up to "
+                "128");
+  if (t.boxRows > 256)
+    return fail("\"boxRows\" must be at most 256, got " + num(t.boxRows));
   return true;
 }
 
@@ -152,11 +232,34 @@ bool Manifest::fromJSON(const std::string &text, Manifest &out,
 
   if (!getInt(root, "blockSize", m.blockSize, why) ||
       !getInt(root, "sharedMemoryBytes", m.sharedMemoryBytes, why) ||
-      !getString(root, "arch", m.arch, why) ||
-      (root.get("scratchBytesPerProgram") && // absent (older manifests): 0
-       !getInt(root, "scratchBytesPerProgram", m.scratchBytesPerProgram,
-               why)) ||
-      !getString(root, "tilecVersion", m.tilecVersion, why) ||
+      !getString(root, "arch", m.arch, why))
+    return bad(why);
+
+  // An older tilec's TMA kernels took a hidden global scratch pointer
+  // instead of tensor maps; nothing passes it any more, so refuse them
+  // (a stale JIT cache entry is then compiled again).
+  if (const Value *old = root.get("scratchBytesPerProgram");
+      old && !(old->kind == Value::Number && old->number == 0))
+    return bad("\"scratchBytesPerProgram\" " + old->text +
+               ": the kernel needs the global scratch of an older tilec, "
+               "which this runtime no longer passes; compile it again");
+
+  if (const Value *maps = root.get("tensorMaps")) { // absent (older): none
+    if (maps->kind != Value::Array)
+      return typeError("\"tensorMaps\"", "an array", *maps, why), bad(why);
+    for (std::size_t i = 0; i < maps->items.size(); ++i) {
+      const Value &v = maps->items[i];
+      std::string where = "\"tensorMaps\"[" + std::to_string(i) + "]";
+      if (v.kind != Value::Object)
+        return typeError(where, "an object", v, why), bad(why);
+      TensorMapParam t;
+      if (!getTensorMap(v, m.params, t, why))
+        return bad(where + ": " + why);
+      m.tensorMaps.push_back(t);
+    }
+  }
+
+  if (!getString(root, "tilecVersion", m.tilecVersion, why) ||
       !getString(root, "llvmVersion", m.llvmVersion, why) ||
       !getString(root, "cudaVersion", m.cudaVersion, why) ||
       !getString(root, "sourceHash", m.sourceHash, why))
@@ -170,9 +273,15 @@ bool Manifest::operator==(const Manifest &o) const {
   return kernelName == o.kernelName && params == o.params &&
          constants == o.constants && blockSize == o.blockSize &&
          sharedMemoryBytes == o.sharedMemoryBytes && arch == o.arch &&
-         scratchBytesPerProgram == o.scratchBytesPerProgram &&
-         tilecVersion == o.tilecVersion && llvmVersion == o.llvmVersion &&
-         cudaVersion == o.cudaVersion && sourceHash == o.sourceHash;
+         tensorMaps == o.tensorMaps && tilecVersion == o.tilecVersion &&
+         llvmVersion == o.llvmVersion && cudaVersion == o.cudaVersion &&
+         sourceHash == o.sourceHash;
+}
+
+bool TensorMapParam::operator==(const TensorMapParam &o) const {
+  return arg == o.arg && elemBytes == o.elemBytes && rowElems == o.rowElems &&
+         rowStride == o.rowStride && boxElems == o.boxElems &&
+         boxRows == o.boxRows;
 }
 
 std::string hashHex(const std::string &data) {

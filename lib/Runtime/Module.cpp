@@ -2,7 +2,7 @@
 //
 // Post-condition of Kernel::load: the function exists, its shared memory fits
 // the device, the dynamic shared memory attribute is set when above the
-// 48 KiB default, and a kernel with global scratch has its (empty) Scratch.
+// 48 KiB default. (Tensor maps are encoded at each launch: Launch.cpp.)
 //
 //===----------------------------------------------------------------------===//
 
@@ -208,9 +208,6 @@ Expected<Kernel> Kernel::load(const Device &device, const Manifest &manifest,
         !s.ok())
       return s.withContext("kernel '" + name + "'");
   }
-  if (manifest.scratchBytesPerProgram > 0) // allocated at launch
-    k.scratch_ = std::make_shared<Scratch>(
-        k.ctx_, std::size_t(manifest.scratchBytesPerProgram));
   return k;
 }
 

@@ -10,9 +10,13 @@
 //     (pointer = loop-invariant base + Y * stride + invariant offsets),
 //   * is masked exactly by `Y < bound` (bound loop-invariant, Y with stride
 //     1 and a provably non-negative start) with `other` zero or absent,
-// becomes a bulk tensor copy: the tensor is `bound` rows starting at the
-// address of row 0, so rows past the bound read as zero just as the mask
-// made them. Each load gets a slot of two stages: iteration i reads stage
+//   * has a base that is a pointer argument of the kernel plus offsets that
+//     are provably whole rows (multiples of the row stride),
+// becomes a bulk tensor copy: the launcher maps the whole allocation behind
+// the argument as rows of the stride (manifest `tensorMaps`), the copy
+// reads rows counted from the argument, and the wait zeroes the rows of
+// the box at or past `bound` just as the mask made them zero. Each load
+// gets a slot of two stages: iteration i reads stage
 // i % 2 and, at its top, starts the copy for iteration i + 1 into the other
 // stage; the first copy starts before the loop.
 //
@@ -205,6 +209,49 @@ std::optional<Match> match(scf::ForOp loop, LoadOp load,
   return Match{load, dot, *inner, *stride, y, boundSplat.getOperand()};
 }
 
+/// Whether scalar `v` is provably a multiple of `k`.
+bool multipleOf(Value v, int64_t k) {
+  if (auto c = constantOf(v))
+    return *c % k == 0;
+  Operation *def = v.getDefiningOp();
+  if (isa_and_nonnull<arith::MulIOp>(def))
+    return multipleOf(def->getOperand(0), k) || multipleOf(def->getOperand(1), k);
+  if (isa_and_nonnull<arith::AddIOp, arith::SubIOp>(def))
+    return multipleOf(def->getOperand(0), k) && multipleOf(def->getOperand(1), k);
+  if (isa_and_nonnull<arith::ExtSIOp>(def))
+    return multipleOf(def->getOperand(0), k);
+  return false;
+}
+
+/// Splits the scalar pointer `p` (a chain of tile.addptr) into the kernel
+/// argument it starts from and its offsets, each a whole number of rows of
+/// `stride` elements; builds the i32 row of `p` (sum / stride) at `b`.
+FailureOr<std::pair<Value, Value>> splitRows(OpBuilder &b, Location loc,
+                                             Value p, int64_t stride) {
+  SmallVector<Value> offsets;
+  while (auto add = p.getDefiningOp<AddPtrOp>()) {
+    if (!multipleOf(add.getOffset(), stride))
+      return failure();
+    offsets.push_back(add.getOffset());
+    p = add.getPtr();
+  }
+  auto arg = dyn_cast<BlockArgument>(p);
+  if (!arg || !arg.getOwner()->isEntryBlock() ||
+      !isa<func::FuncOp>(arg.getOwner()->getParentOp()))
+    return failure();
+  auto i64 = b.getI64Type();
+  Value sum = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0));
+  for (Value o : offsets) {
+    if (!o.getType().isInteger(64))
+      o = arith::ExtSIOp::create(b, loc, i64, o);
+    sum = arith::AddIOp::create(b, loc, sum, o);
+  }
+  Value rows = arith::DivSIOp::create(
+      b, loc, sum, arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(stride)));
+  return std::make_pair(
+      Value(arg), Value(arith::TruncIOp::create(b, loc, b.getI32Type(), rows)));
+}
+
 /// Builds the scalar value of tile `v` at coordinate 0 (iota -> 0), with
 /// the values of `map` substituted (the induction variable).
 FailureOr<Value> originOf(OpBuilder &b, scf::ForOp loop, Value v,
@@ -301,27 +348,38 @@ LogicalResult rewrite(scf::ForOp loop, const Match &mt, int64_t slot) {
                             arith::ConstantOp::create(
                                 b, loc, b.getI64IntegerAttr(mt.stride))));
   Value row0 = AddPtrOp::create(b, loc, p0->getType(), *p0, back);
-  auto copy = [&](Value coord, Value stage, Value pred, bool init) {
-    TmaCopyOp::create(
-        b, loc, row0, mt.bound, coord, stage, pred, b.getI64IntegerAttr(slot),
-        b.getDenseI64ArrayAttr(shape), b.getI64IntegerAttr(mt.inner),
-        b.getI64IntegerAttr(mt.stride), init ? b.getUnitAttr() : UnitAttr());
+  // Row 0 of the masked tensor is `rowBase` rows into the argument's.
+  FailureOr<std::pair<Value, Value>> split = splitRows(b, loc, row0, mt.stride);
+  if (failed(split))
+    return failure();
+  auto [arg, rowBase] = *split;
+  auto copy = [&](Value y, Value stage, Value pred) {
+    TmaCopyOp::create(b, loc, arg, arith::AddIOp::create(b, loc, rowBase, y),
+                      stage, pred, b.getI64IntegerAttr(slot),
+                      b.getDenseI64ArrayAttr(shape), b.getI64IntegerAttr(mt.inner),
+                      b.getI64IntegerAttr(mt.stride));
   };
   // Two stages: iteration i uses stage i % 2, so the copy for i + 1 can
   // start at the top of iteration i (its stage was read by the dot of
   // i - 1), a whole iteration ahead.
   copy(*y0, c32(0),
-       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lb, ub), true);
+       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lb, ub));
   b.setInsertionPointAfterValue(afterScalars);
   Value one = c32(1);
   Value stage = arith::AndIOp::create(b, loc, iter, one);
-  copy(*yn, arith::XOrIOp::create(b, loc, stage, one), nextOk, false);
+  copy(*yn, arith::XOrIOp::create(b, loc, stage, one), nextOk);
   // In the loop: wait for this iteration's copy; stage s's k-th copy has
-  // barrier parity k % 2, k = i / 2.
+  // barrier parity k % 2, k = i / 2. Rows from `bound` on are masked off.
   b.setInsertionPoint(load);
   Value parity = arith::AndIOp::create(
       b, loc, arith::ShRUIOp::create(b, loc, iter, one), one);
-  auto wait = TmaWaitOp::create(b, loc, type, stage, parity,
+  IRMapping cur;
+  cur.map(iv, iv);
+  FailureOr<Value> y = originOf(b, loop, mt.rowIndex, cur);
+  if (failed(y))
+    return failure();
+  Value valid = arith::SubIOp::create(b, loc, mt.bound, *y);
+  auto wait = TmaWaitOp::create(b, loc, type, stage, parity, valid,
                                 b.getI64IntegerAttr(slot),
                                 b.getI64IntegerAttr(mt.inner));
   load.replaceAllUsesWith(wait.getResult());

@@ -665,7 +665,7 @@ func.func @layout_not_covering(%a: !tile.tile<32x8xf32, #tile.layout<regs = [[0,
 
 func.func @tma_copy_rank(%p: !tile.ptr<bf16>, %n: i32, %ok: i1) {
   // expected-error @+1 {{'tile.tma_copy' op needs a 2-D `shape` and `inner_dim` 0 or 1}}
-  tile.tma_copy %p, %n, %n, %n, %ok {slot = 0 : i64, shape = array<i64: 64>, inner_dim = 0 : i64, row_stride = 64 : i64} : !tile.ptr<bf16>
+  tile.tma_copy %p, %n, %n, %ok {slot = 0 : i64, shape = array<i64: 64>, inner_dim = 0 : i64, row_stride = 64 : i64} : !tile.ptr<bf16>
   return
 }
 
@@ -673,7 +673,7 @@ func.func @tma_copy_rank(%p: !tile.ptr<bf16>, %n: i32, %ok: i1) {
 
 func.func @tma_copy_f32(%p: !tile.ptr<f32>, %n: i32, %ok: i1) {
   // expected-error @+1 {{'tile.tma_copy' op copies f16 or bf16 tensors, not 'f32'}}
-  tile.tma_copy %p, %n, %n, %n, %ok {slot = 0 : i64, shape = array<i64: 64, 64>, inner_dim = 0 : i64, row_stride = 64 : i64} : !tile.ptr<f32>
+  tile.tma_copy %p, %n, %n, %ok {slot = 0 : i64, shape = array<i64: 64, 64>, inner_dim = 0 : i64, row_stride = 64 : i64} : !tile.ptr<f32>
   return
 }
 
@@ -681,7 +681,7 @@ func.func @tma_copy_f32(%p: !tile.ptr<f32>, %n: i32, %ok: i1) {
 
 func.func @tma_copy_box(%p: !tile.ptr<bf16>, %n: i32, %ok: i1) {
   // expected-error @+1 {{'tile.tma_copy' op box must be a multiple of 64 elements along a row and at most 256 rows}}
-  tile.tma_copy %p, %n, %n, %n, %ok {slot = 0 : i64, shape = array<i64: 32, 64>, inner_dim = 0 : i64, row_stride = 64 : i64} : !tile.ptr<bf16>
+  tile.tma_copy %p, %n, %n, %ok {slot = 0 : i64, shape = array<i64: 32, 64>, inner_dim = 0 : i64, row_stride = 64 : i64} : !tile.ptr<bf16>
   return
 }
 
@@ -689,7 +689,16 @@ func.func @tma_copy_box(%p: !tile.ptr<bf16>, %n: i32, %ok: i1) {
 
 func.func @tma_copy_stride(%p: !tile.ptr<bf16>, %n: i32, %ok: i1) {
   // expected-error @+1 {{'tile.tma_copy' op row_stride must cover the box and be a multiple of 16 bytes}}
-  tile.tma_copy %p, %n, %n, %n, %ok {slot = 0 : i64, shape = array<i64: 64, 64>, inner_dim = 1 : i64, row_stride = 60 : i64} : !tile.ptr<bf16>
+  tile.tma_copy %p, %n, %n, %ok {slot = 0 : i64, shape = array<i64: 64, 64>, inner_dim = 1 : i64, row_stride = 60 : i64} : !tile.ptr<bf16>
+  return
+}
+
+// -----
+
+func.func @tma_copy_base(%p: !tile.ptr<bf16>, %n: i32, %ok: i1) {
+  %q = tile.addptr %p, %n : !tile.ptr<bf16>, i32
+  // expected-error @+1 {{'tile.tma_copy' op base must be a pointer argument of the kernel}}
+  tile.tma_copy %q, %n, %n, %ok {slot = 0 : i64, shape = array<i64: 64, 64>, inner_dim = 0 : i64, row_stride = 64 : i64} : !tile.ptr<bf16>
   return
 }
 
@@ -697,7 +706,7 @@ func.func @tma_copy_stride(%p: !tile.ptr<bf16>, %n: i32, %ok: i1) {
 
 func.func @tma_wait_rank(%s: i32) {
   // expected-error @+1 {{'tile.tma_wait' op result must be a 2-D tile and `inner_dim` 0 or 1}}
-  %0 = tile.tma_wait %s, %s {slot = 0 : i64, inner_dim = 0 : i64} : i32, i32 -> !tile.tile<64xbf16>
+  %0 = tile.tma_wait %s, %s, %s {slot = 0 : i64, inner_dim = 0 : i64} : i32, i32, i32 -> !tile.tile<64xbf16>
   return
 }
 

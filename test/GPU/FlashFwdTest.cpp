@@ -123,9 +123,11 @@ bool bundleVariant(const Device &dev, const Options &opt, const Config &c,
   if (!loadVariant(var, loadBundle(dev, prefix), "", "bundle " + prefix,
                    totals))
     return false;
-  std::printf("# %s: bundle %s, block %d, smem %d B, BM %d, loaded %s\n",
+  std::printf("# %s: bundle %s, block %d, smem %d B, BM %d, %zu tensor maps, "
+              "loaded %s\n",
               c.name().c_str(), prefix.c_str(), var.kernel.manifest().blockSize,
               var.kernel.manifest().sharedMemoryBytes, var.bm,
+              var.kernel.manifest().tensorMaps.size(),
               var.kernel.loadedFrom().c_str());
   return true;
 }
@@ -211,9 +213,10 @@ bool jitVariant(JIT &jit, const Device &dev, const Options &opt,
                    "JIT load " + c.name(), totals))
     return false;
   const Manifest &m = var.kernel.manifest();
-  std::printf("# %s: JIT %.2fs, block %d, smem %d B, BM %d, loaded %s\n",
+  std::printf("# %s: JIT %.2fs, block %d, smem %d B, BM %d, %zu tensor maps, "
+              "loaded %s\n",
               c.name().c_str(), seconds, m.blockSize, m.sharedMemoryBytes,
-              var.bm, var.kernel.loadedFrom().c_str());
+              var.bm, m.tensorMaps.size(), var.kernel.loadedFrom().c_str());
   return true;
 }
 
@@ -391,7 +394,7 @@ int main(int argc, char **argv) {
   std::printf("tile-gpu-tests: %s, arch %s, seed %llu (rerun: --seed %llu)\n",
               dev->description().c_str(), dev->archString().c_str(), opt.seed,
               opt.seed);
-  std::printf("kernel: %s; scratch: %s\n",
+  std::printf("kernel: %s; temporary files: %s\n",
               opt.bundles.empty() ? opt.tilePath.c_str()
                                   : (opt.bundles + " (prebuilt)").c_str(),
               tmp.c_str());

@@ -2,12 +2,16 @@
 
 #include "FakeCuda.h"
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <string>
 
 namespace {
 FakeCudaState state;
+/// Live cuMemAlloc allocations: base → the size asked for.
+std::map<unsigned long long, std::size_t> allocations;
 
 std::string mode() {
   const char *m = std::getenv("FAKECUDA_MODE");
@@ -180,9 +184,13 @@ int cuLaunchKernel(void *, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
   state.block[2] = bz;
   state.sharedMem = smem;
   state.paramCount = 0;
+  std::memset(state.tailParams, 0, sizeof(state.tailParams));
   for (int i = 0; params && i < 64 && params[i]; ++i) {
     if (i < 16)
       std::memcpy(&state.params[i], params[i], 8);
+    int tail = i - state.tailParamsFrom;
+    if (state.tailParamsFrom > 0 && tail >= 0 && tail < 4)
+      std::memcpy(state.tailParams[tail], params[i], 128);
     state.paramCount = i + 1;
   }
   return 0;
@@ -198,11 +206,65 @@ int cuMemAlloc_v2(unsigned long long *p, std::size_t bytes) {
       std::aligned_alloc(256, (bytes + 255) / 256 * 256));
   state.lastAllocPtr = *p;
   state.lastAllocBytes = bytes;
+  allocations[*p] = bytes;
+  state.liveAllocs = int(allocations.size());
   return 0;
 }
 int cuMemFree_v2(unsigned long long p) {
   ++state.frees;
+  allocations.erase(p);
+  state.liveAllocs = int(allocations.size());
   std::free(reinterpret_cast<void *>(p));
+  return 0;
+}
+int cuMemGetAddressRange_v2(unsigned long long *base, std::size_t *size,
+                            unsigned long long p) {
+  // Not in an allocation: CUDA_ERROR_NOT_FOUND, as the real driver answers
+  // (seen on an H100 with driver 580: host and unmapped addresses alike).
+  auto it = allocations.upper_bound(p); // the first allocation after p
+  if (it == allocations.begin())
+    return 500;
+  --it;
+  if (p >= it->first + it->second)
+    return 500;
+  if (base)
+    *base = it->first;
+  if (size)
+    *size = it->second;
+  return 0;
+}
+
+int cuTensorMapEncodeTiled(void *map, int dataType, unsigned rank,
+                           void *address, const std::uint64_t *globalDim,
+                           const std::uint64_t *globalStrides,
+                           const unsigned *boxDim,
+                           const unsigned *elementStrides, int interleave,
+                           int swizzle, int l2Promotion, int oobFill) {
+  int n = state.tensorMapEncodes++;
+  FakeTensorMapCall &c = state.tensorMapCalls[n % 8];
+  c = FakeTensorMapCall{};
+  c.dataType = dataType;
+  c.rank = rank;
+  c.address = reinterpret_cast<unsigned long long>(address);
+  for (unsigned d = 0; d < rank && d < 2; ++d) {
+    c.globalDim[d] = globalDim[d];
+    c.boxDim[d] = boxDim[d];
+    c.elementStrides[d] = elementStrides[d];
+  }
+  if (rank >= 2)
+    c.globalStrides[0] = globalStrides[0];
+  c.interleave = interleave;
+  c.swizzle = swizzle;
+  c.l2Promotion = l2Promotion;
+  c.oobFill = oobFill;
+  c.mapAligned = reinterpret_cast<std::uintptr_t>(map) % 64 == 0;
+  if (state.tensorMapEncodeFails)
+    return 1;
+  auto *bytes = static_cast<unsigned char *>(map);
+  std::memset(bytes, 0xA5, 128);
+  std::uint64_t tag = 0x7e450000ull + std::uint64_t(n);
+  std::memcpy(bytes, &c.address, 8);
+  std::memcpy(bytes + 8, &tag, 8);
   return 0;
 }
 int cuMemcpyHtoD_v2(unsigned long long dst, const void *src, std::size_t n) {

@@ -10,11 +10,34 @@
 // A cubin image is any image that starts with "FAKECUBIN".
 // cuMemAlloc returns 256-byte aligned host memory (like the real driver's
 // alignment) and fails on 0 bytes with CUDA_ERROR_INVALID_VALUE.
+// cuMemGetAddressRange_v2 answers for addresses inside a live cuMemAlloc
+// allocation (base and requested size), else CUDA_ERROR_NOT_FOUND (what the
+// real driver answers).
+// cuTensorMapEncodeTiled records its arguments in tensorMapCalls (the last
+// 8) and writes the map as: opaque[0] = the global address, opaque[1] =
+// 0x7e450000 + the call's number (tensorMapEncodes after it), the rest
+// 0xA5 bytes; it fails with CUDA_ERROR_INVALID_VALUE when
+// tensorMapEncodeFails is set.
 // cuLaunchKernel counts kernelParams up to the nullptr the runtime ends it
-// with (the real driver reads as many as the kernel declares).
+// with (the real driver reads as many as the kernel declares), and copies
+// the 128 bytes of each entry from index tailParamsFrom on (a tensor map
+// passed by value) into tailParams (up to 4).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
+
+/// The arguments of one cuTensorMapEncodeTiled call (rank ≤ 2 recorded).
+struct FakeTensorMapCall {
+  int dataType;
+  unsigned rank;
+  unsigned long long address;
+  unsigned long long globalDim[2];
+  unsigned long long globalStrides[1];
+  unsigned boxDim[2];
+  unsigned elementStrides[2];
+  int interleave, swizzle, l2Promotion, oobFill;
+  bool mapAligned; ///< the CUtensorMap pointer was 64-byte aligned
+};
 
 struct FakeCudaState {
   int retains, releases;
@@ -29,6 +52,12 @@ struct FakeCudaState {
   int staticShared;              ///< what cuFuncGetAttribute reports
   unsigned long long lastAllocPtr, lastAllocBytes; ///< last cuMemAlloc
   int ctxSyncs;                                    ///< cuCtxSynchronize calls
+  int liveAllocs;                      ///< cuMemAlloc allocations not yet freed
+  int tensorMapEncodes;                ///< cuTensorMapEncodeTiled calls
+  FakeTensorMapCall tensorMapCalls[8]; ///< [i % 8]: the i-th call
+  int tensorMapEncodeFails;            ///< set: the next calls fail
+  int tailParamsFrom;                  ///< set by the test; 0: capture none
+  unsigned char tailParams[4][128];    ///< bytes of params[tailParamsFrom + i]
 };
 
 extern "C" FakeCudaState *fakecuda_state();

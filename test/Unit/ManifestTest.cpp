@@ -142,52 +142,176 @@ TEST(Manifest, EqualityLooksAtEveryField) {
   b.cudaVersion = "none";
   EXPECT_FALSE(a == b);
   b = sample();
-  b.scratchBytesPerProgram = 128;
+  b.tensorMaps.push_back(tile::TensorMapParam{1, 2, 128, 128, 64, 64});
   EXPECT_FALSE(a == b);
+  a.tensorMaps = b.tensorMaps;
+  EXPECT_EQ(a, b);
+  int tile::TensorMapParam::*const fields[] = {
+      &tile::TensorMapParam::arg,      &tile::TensorMapParam::elemBytes,
+      &tile::TensorMapParam::rowElems, &tile::TensorMapParam::rowStride,
+      &tile::TensorMapParam::boxElems, &tile::TensorMapParam::boxRows};
+  for (auto field : fields) {
+    b = a;
+    b.tensorMaps[0].*field += 1;
+    EXPECT_FALSE(a == b);
+    EXPECT_FALSE(a.tensorMaps[0] == b.tensorMaps[0]);
+  }
 }
 
-TEST(Manifest, ScratchBytesRoundTrip) {
-  Manifest m = sample(), back;
-  m.scratchBytesPerProgram = 256;
+namespace {
+
+/// sample() with two tensor maps: of k (arg 1) and of v (arg 2).
+Manifest withMaps() {
+  Manifest m = sample();
+  m.tensorMaps = {{1, 2, 128, 128, 64, 64}, {2, 2, 64, 192, 32, 128}};
+  return m;
+}
+
+/// The parse error of withMaps() with its second map replaced by `t`.
+std::string mapError(const tile::TensorMapParam &t) {
+  Manifest m = withMaps();
+  m.tensorMaps[1] = t;
+  return parseError(m.toJSON());
+}
+
+} // namespace
+
+TEST(Manifest, TensorMapsRoundTrip) {
+  Manifest m = withMaps(), back;
   std::string error, json = m.toJSON();
-  EXPECT_NE(json.find("\n  \"scratchBytesPerProgram\": 256,\n"),
-            std::string::npos)
+  EXPECT_NE(
+      json.find("\n  \"tensorMaps\": [\n    {\"arg\": 1, \"elemBytes\": 2, "
+                "\"rowElems\": 128, \"rowStride\": 128, \"boxElems\": "
+                "64, \"boxRows\": 64},\n    {\"arg\": 2, \"elemBytes\": "
+                "2, \"rowElems\": 64, \"rowStride\": 192, \"boxElems\": "
+                "32, \"boxRows\": 128}\n  ],\n"),
+      std::string::npos)
       << json;
-  EXPECT_LT(json.find("\"arch\""), json.find("\"scratchBytesPerProgram\""));
-  EXPECT_LT(json.find("\"scratchBytesPerProgram\""),
-            json.find("\"tilecVersion\""));
+  EXPECT_LT(json.find("\"arch\""), json.find("\"tensorMaps\""));
+  EXPECT_LT(json.find("\"tensorMaps\""), json.find("\"tilecVersion\""));
   ASSERT_TRUE(Manifest::fromJSON(json, back, error)) << error << "\n" << json;
-  EXPECT_EQ(back.scratchBytesPerProgram, 256);
+  ASSERT_EQ(back.tensorMaps.size(), 2u);
+  EXPECT_EQ(back.tensorMaps[1].arg, 2);
+  EXPECT_EQ(back.tensorMaps[1].rowStride, 192);
+  EXPECT_EQ(back.tensorMaps[1].boxRows, 128);
   EXPECT_EQ(m, back);
   EXPECT_EQ(json, back.toJSON());
 
-  // 0 (no scratch) is written too.
-  EXPECT_NE(sample().toJSON().find("\"scratchBytesPerProgram\": 0,"),
+  // None is written too, as an empty array.
+  EXPECT_NE(sample().toJSON().find("\n  \"tensorMaps\": [],\n"),
             std::string::npos);
-
-  std::string j = json;
-  j.replace(j.find("256,"), 3, "-1");
-  EXPECT_EQ(parseError(j), "invalid manifest: \"scratchBytesPerProgram\" "
-                           "must be an integer in 0..2^31-1, got -1");
-  j = json;
-  j.replace(j.find("256,"), 3, "\"x\"");
-  EXPECT_EQ(parseError(j), "invalid manifest: \"scratchBytesPerProgram\" "
-                           "must be an integer, got string");
+  ASSERT_TRUE(Manifest::fromJSON(sample().toJSON(), back, error)) << error;
+  EXPECT_TRUE(back.tensorMaps.empty());
 }
 
-TEST(Manifest, MissingScratchBytesMeansNone) {
-  // Manifests written before the key existed still load, with 0.
-  Manifest m = sample(), back;
-  m.scratchBytesPerProgram = 0;
+TEST(Manifest, MissingTensorMapsMeansNone) {
+  // Manifests written before the key existed still load, with no maps.
+  Manifest m = sample(), back = withMaps(); // overwritten
   std::string json = m.toJSON();
-  std::string line = "  \"scratchBytesPerProgram\": 0,\n";
+  std::string line = "  \"tensorMaps\": [],\n";
   std::size_t at = json.find(line);
   ASSERT_NE(at, std::string::npos) << json;
   json.erase(at, line.size());
-  back.scratchBytesPerProgram = 99; // overwritten
   std::string error;
   ASSERT_TRUE(Manifest::fromJSON(json, back, error)) << error << "\n" << json;
-  EXPECT_EQ(back.scratchBytesPerProgram, 0);
+  EXPECT_TRUE(back.tensorMaps.empty());
+  EXPECT_EQ(m, back);
+}
+
+TEST(Manifest, OldScratchKernelsAreRefused) {
+  // Before tensor maps, TMA kernels took a hidden global scratch pointer
+  // ("scratchBytesPerProgram" > 0) that nothing passes any more.
+  Manifest m = sample(), back;
+  std::string json = m.toJSON(), error;
+  std::string line = "  \"tensorMaps\": [],\n";
+  std::size_t at = json.find(line);
+  ASSERT_NE(at, std::string::npos) << json;
+  std::string zero = json, some = json;
+  zero.replace(at, line.size(), "  \"scratchBytesPerProgram\": 0,\n");
+  some.replace(at, line.size(), "  \"scratchBytesPerProgram\": 256,\n");
+  ASSERT_TRUE(Manifest::fromJSON(zero, back, error)) << error;
+  EXPECT_EQ(m, back);
+  EXPECT_EQ(parseError(some),
+            "invalid manifest: \"scratchBytesPerProgram\" 256: the kernel "
+            "needs the global scratch of an older tilec, which this runtime "
+            "no longer passes; compile it again");
+}
+
+TEST(Manifest, TensorMapsSchemaErrors) {
+  std::string json = withMaps().toJSON();
+  auto edit = [&](const std::string &from, const std::string &to) {
+    std::string j = json;
+    std::size_t at = j.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return at == std::string::npos ? j : j.replace(at, from.size(), to);
+  };
+  const std::string second = "{\"arg\": 2, \"elemBytes\": 2, \"rowElems\": 64";
+  EXPECT_EQ(
+      parseError(edit("\"tensorMaps\": [", "\"tensorMaps\": 5, \"x\": [")),
+      "invalid manifest: \"tensorMaps\" must be an array, got number");
+  EXPECT_EQ(parseError(edit(second, "7, " + second)),
+            "invalid manifest: \"tensorMaps\"[1] must be an object, got "
+            "number");
+  EXPECT_EQ(parseError(edit(second, "{\"arg\": 2, \"rows\": 9, \"elemBytes\": "
+                                    "2, \"rowElems\": 64")),
+            "invalid manifest: \"tensorMaps\"[1]: unknown key \"rows\"");
+  EXPECT_EQ(parseError(edit(", \"boxRows\": 128}", "}")),
+            "invalid manifest: \"tensorMaps\"[1]: missing key \"boxRows\"");
+  EXPECT_EQ(parseError(edit("\"rowElems\": 64", "\"rowElems\": \"64\"")),
+            "invalid manifest: \"tensorMaps\"[1]: \"rowElems\" must be an "
+            "integer, got string");
+  EXPECT_EQ(parseError(edit("\"boxRows\": 128", "\"boxRows\": -1")),
+            "invalid manifest: \"tensorMaps\"[1]: \"boxRows\" must be an "
+            "integer in 0..2^31-1, got -1");
+
+  using tile::TensorMapParam;
+  EXPECT_EQ(mapError(TensorMapParam{7, 2, 64, 192, 32, 128}),
+            "invalid manifest: \"tensorMaps\"[1]: \"arg\" 7 is not a "
+            "parameter (the kernel has 7)");
+  EXPECT_EQ(mapError(TensorMapParam{5, 2, 64, 192, 32, 128}),
+            "invalid manifest: \"tensorMaps\"[1]: \"arg\" 5 is 'seqlen' of "
+            "type i32, not a pointer");
+  EXPECT_EQ(mapError(TensorMapParam{2, 4, 64, 192, 32, 128}),
+            "invalid manifest: \"tensorMaps\"[1]: \"elemBytes\" must be 2, "
+            "got 4");
+  EXPECT_EQ(mapError(TensorMapParam{2, 2, 0, 192, 32, 128}),
+            "invalid manifest: \"tensorMaps\"[1]: \"rowElems\" must be "
+            "positive, got 0");
+  EXPECT_EQ(mapError(TensorMapParam{2, 2, 64, 0, 32, 128}),
+            "invalid manifest: \"tensorMaps\"[1]: \"rowStride\" must be "
+            "positive, got 0");
+  EXPECT_EQ(mapError(TensorMapParam{2, 2, 64, 192, 0, 128}),
+            "invalid manifest: \"tensorMaps\"[1]: \"boxElems\" must be "
+            "positive, got 0");
+  EXPECT_EQ(mapError(TensorMapParam{2, 2, 64, 192, 32, 0}),
+            "invalid manifest: \"tensorMaps\"[1]: \"boxRows\" must be "
+            "positive, got 0");
+  EXPECT_EQ(mapError(TensorMapParam{2, 2, 64, 48, 32, 128}),
+            "invalid manifest: \"tensorMaps\"[1]: \"rowStride\" 48 is less "
+            "than \"rowElems\" 64");
+  EXPECT_EQ(mapError(TensorMapParam{2, 2, 64, 68, 32, 128}),
+            "invalid manifest: \"tensorMaps\"[1]: \"rowStride\" 68 of 2-byte "
+            "elements is 136 bytes, not a multiple of 16");
+  EXPECT_EQ(mapError(TensorMapParam{2, 2, 32, 192, 64, 128}),
+            "invalid manifest: \"tensorMaps\"[1]: \"boxElems\" 64 is more "
+            "than \"rowElems\" 32");
+  EXPECT_EQ(mapError(TensorMapParam{2, 2, 128, 192, 128, 128}),
+            "invalid manifest: \"tensorMaps\"[1]: \"boxElems\" 128 of 2-byte "
+            "elements is 256 bytes; the 128-byte swizzle needs a multiple of "
+            "16 up to 128");
+  EXPECT_EQ(mapError(TensorMapParam{2, 2, 64, 192, 12, 128}),
+            "invalid manifest: \"tensorMaps\"[1]: \"boxElems\" 12 of 2-byte "
+            "elements is 24 bytes; the 128-byte swizzle needs a multiple of "
+            "16 up to 128");
+  EXPECT_EQ(mapError(TensorMapParam{2, 2, 64, 192, 32, 257}),
+            "invalid manifest: \"tensorMaps\"[1]: \"boxRows\" must be at "
+            "most 256, got 257");
+
+  // The limits themselves are accepted.
+  Manifest m = withMaps(), back;
+  m.tensorMaps[1] = TensorMapParam{3, 2, 64, 64, 64, 256};
+  std::string error;
+  EXPECT_TRUE(Manifest::fromJSON(m.toJSON(), back, error)) << error;
   EXPECT_EQ(m, back);
 }
 

@@ -28,8 +28,7 @@ struct TmaSlot {
   Value buffer;  ///< i32 shared address of stage 0 (1024-byte aligned)
   int64_t stageBytes = 0; ///< stage 1 is this many bytes after stage 0
   Value barrier; ///< i32 shared address of stage 0's mbarrier (stage 1: +8)
-  Value staging; ///< i32 shared address where its tensor map is built
-  Value map;     ///< i64 global address of its tensor map (kernel scratch)
+  Value map;     ///< i64 generic address of its tensor map (a kernel parameter)
   /// i32 addresses of stage `stage` (an i32 value: 0 or 1).
   Value bufferOf(OpBuilder &b, Location loc, Value stage) const;
   Value barrierOf(OpBuilder &b, Location loc, Value stage) const;
@@ -42,7 +41,6 @@ struct KernelInfo {
   Value isFirstThread;          ///< i32: 1 in thread 0, else 0
   int64_t sharedBytes = 0;      ///< dynamic shared memory needed so far
   int64_t persistentBytes = 0;  ///< bytes before the temporary buffers
-  int64_t scratchBytes = 0;     ///< global scratch per program
   SmallVector<TmaSlot> slots;   ///< by tile.tma_copy `slot`
 };
 
@@ -86,8 +84,8 @@ Value ptx(OpBuilder &b, Location loc, Type result, ValueRange operands,
 /// i32 / i64 constants.
 Value i32Const(OpBuilder &b, Location loc, int64_t v);
 
-/// Sets up the shared-memory slots, barriers and tensor-map scratch of the
-/// tile.tma_copy ops of `fn` (appending the scratch pointer parameter) at
+/// Sets up the shared-memory slots, barriers and tensor-map parameters of
+/// the tile.tma_copy ops of `fn` (appending one parameter per slot) at
 /// the top of the kernel.
 LogicalResult setupTmaSlots(gpu::GPUFuncOp fn, KernelInfo &k);
 

@@ -1,13 +1,14 @@
 //===- TmaToGPU.cpp - tile.tma_copy / tile.tma_wait as sm_90a TMA ----------===//
 //
 // Each slot of a kernel owns, from the start of dynamic shared memory
-// (1024-byte aligned): its tile buffer, an mbarrier and 128 bytes where
-// warp 0 builds the slot's tensor map, which then lives in the program's
-// part of a global scratch buffer (a trailing kernel parameter the runtime
-// allocates; `tile.scratch_bytes` on the gpu.func says how much per
-// program). Thread 0 starts each copy (expect_tx on the slot's barrier,
-// then one cp.async.bulk.tensor per 64-element slab of a row); every thread
-// waits on the barrier's phase parity. wgmma reads the slot in place
+// (1024-byte aligned), its tile buffer (two stages) and an mbarrier per
+// stage. Its tensor map is a hidden kernel parameter the launcher encodes
+// on the host (a 128-byte CUtensorMap passed by value: `tile.tensor_maps`
+// on the gpu.func says how, the manifest's `tensorMaps` tells the runtime),
+// so no program builds one. Thread 0 starts each copy (expect_tx on the
+// slot's barrier, then one cp.async.bulk.tensor per 64-element slab of a
+// row); every thread waits on the barrier's phase parity, then the rows
+// past the valid ones are zeroed. wgmma reads the slot in place
 // (WgmmaToGPU.cpp), so tma_wait yields no registers.
 //
 //===----------------------------------------------------------------------===//
@@ -18,7 +19,6 @@ using namespace mlir::tile;
 using namespace mlir::tile::lowering;
 
 namespace {
-constexpr int64_t kMapBytes = 128; // a CUtensorMap
 constexpr int64_t kSlabElems = 64; // 128-byte swizzle rows of 16-bit elements
 
 int64_t roundUp(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
@@ -34,14 +34,61 @@ void ptxIf(OpBuilder &b, Location loc, Value cond, ValueRange operands,
       /*sideEffects=*/true);
 }
 
-Value i64Const(OpBuilder &b, Location loc, int64_t v) {
-  return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v));
-}
-
 Value offsetBy(OpBuilder &b, Location loc, Value base, Value stage,
                int64_t bytes) {
   return arith::AddIOp::create(
       b, loc, base, arith::MulIOp::create(b, loc, stage, i32Const(b, loc, bytes)));
+}
+
+/// Threads per program of a kernel (its known block size; set at outlining).
+int64_t threadsOf(gpu::GPUFuncOp fn) {
+  DenseI32ArrayAttr block = fn.getKnownBlockSizeAttr();
+  return block ? block[0] : 128;
+}
+
+/// The copy landed the whole box, but the tile keeps only its first `valid`
+/// rows: where fewer, the threads zero the 128-byte rows from max(valid, 0)
+/// on in every slab (a whole row, whatever its swizzle), make that visible
+/// to the async proxy (wgmma, later copies) and meet at a CTA barrier.
+/// `valid` is the same in every thread.
+void zeroRowsFrom(OpBuilder &b, Location loc, KernelInfo &ki, Value buffer,
+                  Value valid, TileType tile, int64_t innerDim, int64_t warps) {
+  int64_t rows = tile.getDimSize(1 - innerDim);
+  int64_t slabs = tile.getDimSize(innerDim) / kSlabElems;
+  auto c32 = [&](int64_t v) { return i32Const(b, loc, v); };
+  auto partial = scf::IfOp::create(
+      b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, valid, c32(rows)),
+      /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPoint(partial.thenBlock()->getTerminator());
+  // Thread t writes 16 bytes (t % 8) of rows first + t / 8, + 4 * warps, ...
+  Value tid = arith::AddIOp::create(
+      b, loc, ki.lane, arith::MulIOp::create(b, loc, ki.warp, c32(32)));
+  Value first = arith::AddIOp::create(
+      b, loc, arith::MaxSIOp::create(b, loc, valid, c32(0)),
+      arith::ShRUIOp::create(b, loc, tid, c32(3)));
+  Value chunk = arith::MulIOp::create(
+      b, loc, arith::AndIOp::create(b, loc, tid, c32(7)), c32(16));
+  auto idx = [&](Value v) {
+    return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
+  };
+  auto loop = scf::ForOp::create(b, loc, idx(first), idx(c32(rows)),
+                                 idx(c32(4 * warps)));
+  {
+    OpBuilder::InsertionGuard g2(b);
+    b.setInsertionPoint(loop.getBody()->getTerminator());
+    Value row = arith::IndexCastOp::create(b, loc, b.getI32Type(),
+                                           loop.getInductionVar());
+    Value at = arith::AddIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, buffer, chunk),
+        arith::MulIOp::create(b, loc, row, c32(128)));
+    for (int64_t s = 0; s < slabs; ++s)
+      ptx(b, loc, Type(),
+          ValueRange{arith::AddIOp::create(b, loc, at, c32(s * rows * 128)), c32(0)},
+          "st.shared.v4.b32 [$0], {$1, $1, $1, $1};", "r,r", true);
+  }
+  ptx(b, loc, Type(), ValueRange{}, "fence.proxy.async.shared::cta;", "", true);
+  gpu::BarrierOp::create(b, loc);
 }
 
 struct TmaCopyLowering : TilePattern<TmaCopyOp> {
@@ -64,58 +111,14 @@ struct TmaCopyLowering : TilePattern<TmaCopyOp> {
     int64_t inner = shape[op.getInnerDim()], outer = shape[1 - op.getInnerDim()];
     int64_t eltBytes = 2;
     auto c32 = [&](int64_t v) { return i32Const(rw, loc, v); };
-    Value bound = a.getBound();
-    if (op.getInit()) {
-      // Warp 0 builds the tensor map in shared memory and publishes it to
-      // the scratch for the copy engine (zero fill, fields, copy + fence).
-      Value warp0 = arith::ExtUIOp::create(
-          rw, loc, rw.getI32Type(),
-          arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::eq, ki.warp, c32(0)));
-      Value word = arith::AddIOp::create(
-          rw, loc, slot.staging, arith::MulIOp::create(rw, loc, ki.lane, c32(4)));
-      ptxIf(rw, loc, warp0, ValueRange{word}, "@p st.shared.b32 [$1], 0;", "r");
-      ptx(rw, loc, Type(), ValueRange{}, "bar.warp.sync -1;", "", true);
-      Value rows = arith::MaxSIOp::create(rw, loc, bound, c32(1));
-      std::string f = "@p tensormap.replace.tile.";
-      std::string sp = ".shared::cta.b1024.b32 [$1], ";
-      std::string text =
-          f + "global_address.shared::cta.b1024.b64 [$1], $2;\n" +
-          f + "rank" + sp + "1;\n" +
-          f + "box_dim" + sp + "0, " + std::to_string(kSlabElems) + ";\n" +
-          f + "box_dim" + sp + "1, " + std::to_string(outer) + ";\n" +
-          f + "global_dim" + sp + "0, " + std::to_string(inner) + ";\n" +
-          f + "global_dim" + sp + "1, $3;\n" +
-          f + "global_stride.shared::cta.b1024.b64 [$1], 0, $4;\n" +
-          f + "element_stride" + sp + "0, 1;\n" +
-          f + "element_stride" + sp + "1, 1;\n" +
-          f + "elemtype" + sp + "1;\n" +           // 16-bit
-          f + "interleave_layout" + sp + "0;\n" +  // none
-          f + "swizzle_mode" + sp + "3;\n" +       // 128 bytes
-          f + "fill_mode" + sp + "0;";             // zeros out of bounds
-      ptxIf(rw, loc, ki.isFirstThread,
-            ValueRange{slot.staging, a.getBase(), rows,
-                       i64Const(rw, loc, op.getRowStride() * eltBytes)},
-            text, "r,l,r,l");
-      ptx(rw, loc, Type(), ValueRange{}, "bar.warp.sync -1;", "", true);
-      ptxIf(rw, loc, warp0, ValueRange{slot.map, slot.staging},
-            "@p tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic."
-            "release.gpu.sync.aligned [$1], [$2], 128;\n"
-            "@p fence.proxy.tensormap::generic.acquire.gpu [$1], 128;",
-            "l,r");
-    } else {
-      // Every warp is done reading the slot (its wgmma groups were waited
-      // for) before the copy engine overwrites it.
-      gpu::BarrierOp::create(rw, loc);
-    }
-    // Thread 0 starts the copy where `pred` holds. With no rows at all the
-    // row coordinate 1 is past the single-row tensor: zeros, as masked.
+    // Every warp is done reading the slot (its wgmma groups were waited
+    // for) before the copy engine overwrites it.
+    gpu::BarrierOp::create(rw, loc);
+    // Thread 0 starts the copy where `pred` holds.
     Value go = arith::AndIOp::create(
         rw, loc, ki.isFirstThread,
         arith::ExtUIOp::create(rw, loc, rw.getI32Type(), a.getPred()));
-    Value coord = arith::SelectOp::create(
-        rw, loc,
-        arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::sgt, bound, c32(0)),
-        a.getCoord(), c32(1));
+    Value coord = a.getCoord();
     int64_t slabs = inner / kSlabElems;
     std::string text = "@p mbarrier.arrive.expect_tx.shared::cta.b64 _, [$1], " +
                        std::to_string(inner * outer * eltBytes) + ";";
@@ -161,12 +164,16 @@ struct TmaWaitLowering : TilePattern<TmaWaitOp> {
     KernelInfo &ki = kernel(op);
     if (int64_t(op.getSlot()) >= int64_t(ki.slots.size()))
       return op.emitError("tma_wait slot without shared memory");
-    Value barrier = ki.slots[op.getSlot()].barrierOf(rw, loc, a.getStage());
+    TmaSlot &slot = ki.slots[op.getSlot()];
+    Value barrier = slot.barrierOf(rw, loc, a.getStage());
     ptx(rw, loc, Type(), ValueRange{barrier, a.getPhase()},
         "{\n.reg .pred done;\nTMA_WAIT_${:uid}:\n"
         "mbarrier.try_wait.parity.shared::cta.b64 done, [$0], $1;\n"
         "@!done bra TMA_WAIT_${:uid};\n}",
         "r,r", /*sideEffects=*/true);
+    zeroRowsFrom(rw, loc, ki, slot.bufferOf(rw, loc, a.getStage()), a.getValid(),
+                 op.getType(), op.getInnerDim(),
+                 threadsOf(op->getParentOfType<gpu::GPUFuncOp>()) / 32);
     // No registers: the dot reads the slot.
     auto vt = cast<VectorType>(getTypeConverter()->convertType(op.getType()));
     rw.replaceOpWithNewOp<arith::ConstantOp>(op, vt, rw.getZeroAttr(vt));
@@ -197,12 +204,6 @@ LogicalResult lowering::setupTmaSlots(gpu::GPUFuncOp fn, KernelInfo &k) {
   for (TmaCopyOp c : copies)
     bytes[c.getSlot()] = c.getShape()[0] * c.getShape()[1] * 2;
 
-  // The scratch pointer: a new trailing parameter.
-  unsigned argIdx = fn.getNumArguments();
-  if (failed(fn.insertArgument(argIdx, b.getI64Type(), DictionaryAttr(), loc)))
-    return failure();
-  Value scratch = fn.getArgument(argIdx);
-
   auto wg = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
   auto raw = MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
                              MemRefLayoutAttrInterface{}, wg);
@@ -216,38 +217,48 @@ LogicalResult lowering::setupTmaSlots(gpu::GPUFuncOp fn, KernelInfo &k) {
   auto at = [&](int64_t off) {
     return arith::AddIOp::create(b, loc, aligned, i32Const(b, loc, off));
   };
-  // Program id (linear) * scratch per program.
-  auto i64 = b.getI64Type();
-  auto idx = [&](Value v) -> Value {
-    return arith::IndexCastUIOp::create(b, loc, i64, v);
-  };
-  Value bx = idx(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x));
-  Value by = idx(gpu::BlockIdOp::create(b, loc, gpu::Dimension::y));
-  Value bz = idx(gpu::BlockIdOp::create(b, loc, gpu::Dimension::z));
-  Value gx = idx(gpu::GridDimOp::create(b, loc, gpu::Dimension::x));
-  Value gy = idx(gpu::GridDimOp::create(b, loc, gpu::Dimension::y));
-  Value pid = arith::AddIOp::create(
-      b, loc, bx,
-      arith::MulIOp::create(
-          b, loc, gx,
-          arith::AddIOp::create(b, loc, by, arith::MulIOp::create(b, loc, gy, bz))));
-  k.scratchBytes = numSlots * kMapBytes;
-  Value mine = arith::AddIOp::create(
-      b, loc, scratch,
-      arith::MulIOp::create(b, loc, pid, i64Const(b, loc, k.scratchBytes)));
+
+  // One tensor map per slot: a trailing parameter, described for the
+  // launcher in kTensorMapsAttr ([arg, elemBytes, rowElems, rowStride,
+  // boxElems, boxRows]); thread 0 prefetches it.
+  SmallVector<TmaCopyOp> ofSlot(numSlots);
+  for (TmaCopyOp c : copies) {
+    TmaCopyOp &first = ofSlot[c.getSlot()];
+    if (first && (first.getBase() != c.getBase() ||
+                  first.getShape() != c.getShape() ||
+                  first.getInnerDim() != c.getInnerDim() ||
+                  first.getRowStride() != c.getRowStride()))
+      return c.emitError("copies of slot ") << c.getSlot() << " disagree";
+    if (!first)
+      first = c;
+  }
+  auto ptrType = LLVM::LLVMPointerType::get(b.getContext());
+  SmallVector<Attribute> maps;
+  k.slots.resize(numSlots);
+  for (int64_t s = 0; s < numSlots; ++s) {
+    TmaCopyOp c = ofSlot[s];
+    if (!c)
+      return fn.emitError("tma slot ") << s << " has no copy";
+    ArrayRef<int64_t> shape = c.getShape();
+    int64_t inner = shape[c.getInnerDim()], outer = shape[1 - c.getInnerDim()];
+    maps.push_back(b.getDenseI64ArrayAttr(
+        {int64_t(cast<BlockArgument>(c.getBase()).getArgNumber()), 2, inner,
+         int64_t(c.getRowStride()), kSlabElems, outer}));
+    unsigned argIdx = fn.getNumArguments();
+    if (failed(fn.insertArgument(argIdx, ptrType, DictionaryAttr(), loc)))
+      return failure();
+    k.slots[s].map = LLVM::PtrToIntOp::create(b, loc, b.getI64Type(),
+                                              fn.getArgument(argIdx));
+    ptxIf(b, loc, k.isFirstThread, ValueRange{k.slots[s].map},
+          "@p prefetch.tensormap [$1];", "l");
+  }
+  fn->setAttr(kTensorMapsAttr, b.getArrayAttr(maps));
 
   int64_t off = 0;
-  k.slots.resize(numSlots);
   for (int64_t s = 0; s < numSlots; ++s) {
     k.slots[s].buffer = at(off);
     k.slots[s].stageBytes = roundUp(bytes[s], 1024);
     off += 2 * k.slots[s].stageBytes;
-  }
-  for (int64_t s = 0; s < numSlots; ++s) {
-    k.slots[s].staging = at(off);
-    k.slots[s].map = arith::AddIOp::create(b, loc, mine,
-                                           i64Const(b, loc, s * kMapBytes));
-    off += kMapBytes;
   }
   for (int64_t s = 0; s < numSlots; ++s) {
     k.slots[s].barrier = at(off);
@@ -272,7 +283,6 @@ LogicalResult lowering::setupTmaSlots(gpu::GPUFuncOp fn, KernelInfo &k) {
   init += "@p fence.mbarrier_init.release.cluster;";
   ptxIf(b, loc, k.isFirstThread, bars, init, cons);
   gpu::BarrierOp::create(b, loc);
-  fn->setAttr(kScratchBytesAttr, b.getI64IntegerAttr(k.scratchBytes));
   return success();
 }
 
