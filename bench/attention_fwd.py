@@ -34,9 +34,14 @@ SEQLENS = [512, 1024, 2048, 4096, 8192, 16384]
 HEAD_DIMS = [64, 128]
 DTYPES = {"bf16": "bf16", "fp16": "f16"}  # benchmark name -> tilec T
 PROVIDERS = ["tilec", "sdpa-flash", "sdpa-cudnn", "sdpa-efficient"]
-# (BM, BN, NUM_WARPS): the default per head dim and the --tune candidates.
-DEFAULT_CFG = {64: (64, 64, 4), 128: (64, 64, 4)}
-TUNE_CFGS = [(64, 64, 4), (128, 64, 4), (128, 64, 8), (64, 32, 4), (128, 128, 8), (64, 128, 4)]
+# (BM, BN, NUM_WARPS, MIN_BLOCKS, TMA_STAGES): the default per head dim and
+# the --tune candidates. MIN_BLOCKS > 0 asks ptxas to fit that many programs
+# per SM (.minnctapersm: caps registers); 0 leaves registers to ptxas.
+# TMA_STAGES 3: rings without CTA barriers and, with 8 warps at D = 128,
+# two warpgroups taking turns (ping-pong); 2: CTA barrier per copy.
+DEFAULT_CFG = {64: (64, 64, 4, 0, 3), 128: (64, 64, 4, 0, 3)}
+TUNE_CFGS = [(64, 64, 4, 0, 2), (128, 64, 8, 0, 2), (64, 64, 4, 4, 3),
+             (128, 128, 8, 0, 3), (64, 32, 4, 0, 2), (64, 128, 4, 0, 3)]
 TOKENS, HIDDEN = 16384, 2048  # batch = TOKENS / seqlen, heads = HIDDEN / head_dim
 RTOL = 1e-2  # relative L2 error bound for 16-bit outputs
 
@@ -46,7 +51,25 @@ def shape_key(s):
 
 
 def cfg_str(cfg):
-    return "BM=%d,BN=%d,W=%d" % cfg
+    bm, bn, w, mb, st = cfg
+    return "BM=%d,BN=%d,W=%d" % (bm, bn, w) + (",MB=%d" % mb if mb else "") + ",ST=%d" % st
+
+
+CFG_KEYS = ["BM", "BN", "W", "MB", "ST"]
+
+
+def parse_cfg(text):
+    """'BM=64,BN=64,W=4[,MB=4][,ST=2]' or '64,64,4[,MB[,ST]]' -> the 5-tuple."""
+    cfg = dict(MB=0, ST=3)
+    for i, part in enumerate(text.split(",")):
+        key, eq, val = part.rpartition("=")
+        key = key if eq else (CFG_KEYS[i] if i < len(CFG_KEYS) else "?")
+        if key not in CFG_KEYS:
+            raise ValueError(f"a config is BM,BN,NUM_WARPS[,MIN_BLOCKS[,TMA_STAGES]], not {text!r}")
+        cfg[key] = int(val)
+    if not all(k in cfg for k in ("BM", "BN", "W")):
+        raise ValueError(f"a config needs BM, BN and NUM_WARPS: {text!r}")
+    return tuple(cfg[k] for k in CFG_KEYS)
 
 
 def flops(s):
@@ -72,9 +95,10 @@ class Tilec:
         self.extra = dict(extra or {})  # --define NAME=VALUE for every variant
 
     def args(self, T, D, causal, cfg):
-        bm, bn, w = cfg
-        defs = dict(self.extra)
-        defs.update(T=T, D=D, CAUSAL=str(bool(causal)).lower(), BM=bm, BN=bn, NUM_WARPS=w)
+        bm, bn, w, mb, st = cfg
+        defs = dict(BM=bm, BN=bn, NUM_WARPS=w, MIN_BLOCKS=mb, TMA_STAGES=st)
+        defs.update(self.extra)  # --define wins over the config
+        defs.update(T=T, D=D, CAUSAL=str(bool(causal)).lower())
         out = [self.exe, self.tile, f"-arch={self.arch}"]
         for k, v in defs.items():
             out += ["-D", f"{k}={v}"]
@@ -84,7 +108,7 @@ class Tilec:
         """Returns (ptx_path, manifest) or raises RuntimeError."""
         key = (T, D, bool(causal), cfg)
         if key not in self.cache:
-            prefix = self.dir / ("ff_%s_d%d_c%d_%d_%d_%d" % (T, D, causal, *cfg))
+            prefix = self.dir / ("ff_%s_d%d_c%d_%d_%d_%d_%d_%d" % (T, D, causal, *cfg))
             r = subprocess.run(self.args(T, D, causal, cfg) + ["-o", str(prefix)],
                                capture_output=True, text=True, env=self.env)
             if r.returncode != 0:
@@ -586,7 +610,8 @@ def parse_args(argv=None):
     p.add_argument("--seqlen", nargs="+", type=int, help=f"default: {SEQLENS}")
     p.add_argument("--causal", choices=["0", "1", "both"], default="both")
     p.add_argument("--providers", nargs="+", choices=PROVIDERS, default=PROVIDERS)
-    p.add_argument("--config", help="tilec BM,BN,NUM_WARPS for every shape (e.g. 128,64,8)")
+    p.add_argument("--config", help="tilec BM,BN,NUM_WARPS[,MIN_BLOCKS[,TMA_STAGES]] for every shape "
+                   "(e.g. 128,128,8,0,3; defaults 0 and 3)")
     p.add_argument("--tuned", help="tuned.json from an earlier --tune: use its configs")
     p.add_argument("--define", metavar="NAME=VALUE", action="append", default=[],
                    help="extra tilec -D for every variant, e.g. TMA=true (sm_90a TMA loads)")
@@ -628,10 +653,10 @@ def configs_for(a, s, tuned):
     if a.tune:
         return TUNE_CFGS
     if a.config:
-        return [tuple(int(x) for x in a.config.split(","))]
+        return [parse_cfg(a.config)]
     if shape_key(s) in tuned:
         t = tuned[shape_key(s)]
-        return [(t["BM"], t["BN"], t["NUM_WARPS"])]
+        return [(t["BM"], t["BN"], t["NUM_WARPS"], t.get("MIN_BLOCKS", 0), t.get("TMA_STAGES", 2))]
     return [DEFAULT_CFG[s["D"]]]
 
 
@@ -738,9 +763,10 @@ def main(argv=None):
                 if best is None:  # nothing passed: report the last candidate
                     best = row
                 else:  # re-time the winner with the full run count
-                    bm, bn, w = (int(x.split("=")[1]) for x in best["config"].split(","))
-                    best.update(measure(tilec_runner(tc, s, (bm, bn, w)), inputs, ref, s, a.min_runs, a.min_ms))
-                    new_tuned[shape_key(s)] = {"BM": bm, "BN": bn, "NUM_WARPS": w, "tflops": best["tflops"]}
+                    bm, bn, w, mb, st = parse_cfg(best["config"])
+                    best.update(measure(tilec_runner(tc, s, (bm, bn, w, mb, st)), inputs, ref, s, a.min_runs, a.min_ms))
+                    new_tuned[shape_key(s)] = {"BM": bm, "BN": bn, "NUM_WARPS": w, "MIN_BLOCKS": mb,
+                                               "TMA_STAGES": st, "tflops": best["tflops"]}
             rows.append(best)
             print("  ".join(fmt(best.get(c)) for c in COLS) + ("  " + best["error"] if "error" in best else ""), flush=True)
         del inputs, ref

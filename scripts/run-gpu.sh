@@ -79,6 +79,11 @@ done
 # shellcheck disable=SC2086  # GPU_TEST_ARGS is a list
 [[ -x $DEST/bin/tile-gpu-tests ]] && run_step tile-gpu-tests "$DEST/bin/tile-gpu-tests" \
   --tile "$TILEC_FLASH_FWD_TILE" ${GPU_TEST_ARGS:-}
+# Two warpgroups (BM = 128, 8 warps): on sm_90a they take turns at the
+# tensor cores (tile-pingpong-dots) over three-stage TMA rings.
+# shellcheck disable=SC2086
+[[ -x $DEST/bin/tile-gpu-tests ]] && run_step tile-gpu-tests-8warps "$DEST/bin/tile-gpu-tests" \
+  --tile "$TILEC_FLASH_FWD_TILE" --define BM=128 --define NUM_WARPS=8 ${GPU_TEST_ARGS:-}
 if [[ -x $DEST/bin/tilec && -f $DEST/examples/attention/flash_fwd.tile ]]; then
   mkdir -p "$DEST/out"
   emit=ptx; command -v ptxas >/dev/null && emit=cubin

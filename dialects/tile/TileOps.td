@@ -213,22 +213,32 @@ def Tile_TmaCopyOp : Tile_Op<"tma_copy", [MemoryEffects<[MemRead, MemWrite]>]> {
     parameter). The box is the tile `shape`, whose dimension `inner_dim`
     runs along a row (contiguous, from element 0 of the row) and whose other
     dimension covers rows `coord` .. `coord + extent - 1`, counted from
-    `base`. Where `pred` is false nothing is copied. The copy lands in stage
-    `stage` (0 or 1) of shared-memory slot `slot` (128-byte swizzled rows,
+    `base`. Where `pred` is false nothing is copied. `iter` numbers the
+    copies of the slot (0, 1, 2, ...): the copy lands in stage
+    `iter % stages` of shared-memory slot `slot` (128-byte swizzled rows,
     in slabs of 128 bytes along a row) and completes on that stage's
     barrier; `tile.tma_wait` waits for it. Every copy of a slot has the same
-    `base` and attributes. A copy into a stage waits (CTA barrier) until
-    every warp is done with what the stage held.
+    `base` and attributes.
+
+    Reuse of a stage: every warp that reaches a copy marks it passed (an
+    arrival on the stage's "empty" mbarrier, counted per warp); the copy
+    numbered `iter` starts once every warp has passed copy
+    `iter - (stages - 2)`. The copies are placed after the waits for the
+    dots that read the stage two copies back, so with two stages a copy
+    waits for every warp to reach it (a barrier for the issuing warp
+    only), and with three or four the issuing warp runs up to one or two
+    copies ahead of the slowest warp.
 
     ```mlir
-    tile.tma_copy %k, %row, %stage, %ok {slot = 0 : i64, shape = array<i64: 64, 64>, inner_dim = 0 : i64, row_stride = 64 : i64} : !tile.ptr<bf16>
+    tile.tma_copy %k, %row, %iter, %ok {slot = 0 : i64, stages = 3 : i64, shape = array<i64: 64, 64>, inner_dim = 0 : i64, row_stride = 64 : i64} : !tile.ptr<bf16>
     ```
   }];
-  let arguments = (ins Tile_PtrType:$base, I32:$coord, I32:$stage, I1:$pred,
-                       I64Attr:$slot, DenseI64ArrayAttr:$shape,
+  let arguments = (ins Tile_PtrType:$base, I32:$coord, I32:$iter, I1:$pred,
+                       I64Attr:$slot, DefaultValuedAttr<I64Attr, "2">:$stages,
+                       DenseI64ArrayAttr:$shape,
                        I64Attr:$inner_dim, I64Attr:$row_stride);
   let assemblyFormat = [{
-    $base `,` $coord `,` $stage `,` $pred attr-dict `:` type($base)
+    $base `,` $coord `,` $iter `,` $pred attr-dict `:` type($base)
   }];
   let hasVerifier = 1;
 }
@@ -237,7 +247,8 @@ def Tile_TmaWaitOp : Tile_Op<"tma_wait", [MemoryEffects<[MemRead]>]> {
   let summary = "Wait for a slot's bulk tensor copy and use the tile it holds";
   let description = [{
     Waits until the copy into stage `stage` of `slot` whose barrier phase
-    has parity `phase` (the stage's n-th copy has parity n % 2) has landed;
+    has parity `phase` (copy `iter` of a slot with S stages lands in stage
+    iter % S with parity (iter / S) % 2) has landed;
     the result is the tile in the stage. Only the first `valid` rows of the
     box (along the dimension that is not `inner_dim`) are kept: rows from
     `valid` on (all of them when `valid` <= 0) are set to zero in shared
@@ -345,6 +356,40 @@ def Tile_DotWaitOp : Tile_Op<"dot_wait", [AllTypesMatch<["src", "result"]>,
   let results = (outs Tile_FloatTile:$result);
   let assemblyFormat = "$src attr-dict `:` type($src)";
   let hasVerifier = 1;
+}
+
+def Tile_TurnWaitOp : Tile_Op<"turn_wait", [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Wait until the other warpgroup passes the turn (sm_90a ping-pong)";
+  let description = [{
+    Made by `tile-pingpong-dots` in kernels of two warpgroups (8 warps).
+    The two warpgroups take turns issuing their asynchronous dots: each
+    group of dots starts with `turn_wait` and ends with `tile.turn_pass`,
+    so the tensor cores run one warpgroup's products while the other does
+    its elementwise work. Warpgroup g waits on named barrier 1 + g (256
+    threads). Only a schedule: the values computed do not depend on it.
+
+    ```mlir
+    tile.turn_wait
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
+def Tile_TurnPassOp : Tile_Op<"turn_pass", [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Pass the turn to the other warpgroup (sm_90a ping-pong)";
+  let description = [{
+    Ends a group of dots started by `tile.turn_wait`: warpgroup g arrives on
+    the other warpgroup's named barrier (2 - g). With `first`, only
+    warpgroup 1 arrives: placed once at kernel entry, it gives warpgroup 0
+    the first turn.
+
+    ```mlir
+    tile.turn_pass {first}
+    tile.turn_pass
+    ```
+  }];
+  let arguments = (ins UnitAttr:$first);
+  let assemblyFormat = "attr-dict";
 }
 
 def Tile_ReduceKindAttr : I32EnumAttr<"ReduceKind", "reduction combiner", [

@@ -71,6 +71,7 @@ void ::tile::buildLayoutPipeline(OpPassManager &pm) {
   pm.addPass(createCSEPass());
   pm.addPass(mlir::tile::createTileOverlapDots());
   pm.addPass(mlir::tile::createTileAsyncDots());
+  pm.addPass(mlir::tile::createTilePingpongDots());
 }
 
 void ::tile::buildGPUPipeline(OpPassManager &pm) {

@@ -82,6 +82,16 @@ void delayCopies(Operation *from, Operation *wait, int64_t slot) {
   }
 }
 
+/// Stages of the TMA ring `slot` (from its copies in the enclosing function).
+int64_t stagesOf(DotOp dot, int64_t slot) {
+  int64_t stages = 2;
+  dot->getParentOfType<FunctionOpInterface>()->walk([&](TmaCopyOp c) {
+    if (int64_t(c.getSlot()) == slot)
+      stages = c.getStages();
+  });
+  return stages;
+}
+
 void placeWaits(DotOp dot, RewriterBase &rw) {
   Block *block = dot->getBlock();
   int64_t slot = dot.getB().getDefiningOp<TmaWaitOp>().getSlot();
@@ -90,7 +100,20 @@ void placeWaits(DotOp dot, RewriterBase &rw) {
   if (!first)
     return; // unused: nothing reads it (and the next wait_group drains it)
   auto loop = dyn_cast<scf::ForOp>(block->getParentOp());
-  bool onlyYielded = loop && first == block->getTerminator() && r.hasOneUse();
+  // Only yielded: wait in the next iteration, at the accumulator's first
+  // use, if this is the body's only asynchronous dot or its slot has two
+  // stages. Otherwise (the overlapped loop of tile-overlap-dots over
+  // three-stage rings) the wait stays at the end of the iteration, as
+  // FlashAttention-3 does: ptxas cannot follow a product in flight across
+  // the back edge between other groups and serializes every wgmma of the
+  // kernel (warning C7514). With two stages the serialized form measured
+  // faster (flash_fwd at D = 64 on H100, bench/NOTES.md entry 19).
+  bool alone = llvm::none_of(*block, [&](Operation &op) {
+    auto d = dyn_cast<DotOp>(op);
+    return d && d != dot && d.getB().getDefiningOp<TmaWaitOp>();
+  });
+  bool onlyYielded = loop && first == block->getTerminator() &&
+                     r.hasOneUse() && (alone || stagesOf(dot, slot) == 2);
   if (onlyYielded) {
     unsigned i = r.getUses().begin()->getOperandNumber();
     BlockArgument carried = loop.getRegionIterArgs()[i];

@@ -117,6 +117,26 @@ def TileAsyncDots : Pass<"tile-async-dots", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::tile::TileDialect"];
 }
 
+def TilePingpongDots : Pass<"tile-pingpong-dots", "mlir::ModuleOp"> {
+  let summary = "Two warpgroups take turns issuing their dots (sm_90a)";
+  let description = [{
+    Pipeline stage 4, after `tile-async-dots`. In kernels of 8 warps (two
+    warpgroups) with asynchronous dots, each run of asynchronous dots of a
+    block becomes a turn (`tile.turn_wait` ... `tile.turn_pass`), and
+    warpgroup 1 passes once at kernel entry: the warpgroups alternate at
+    the tensor cores, one's products overlapping the other's softmax.
+    `tile.tma_wait`s inside a run move before it with the pure scalars
+    they read; layout conversions, reductions, synchronous dots and ops
+    with regions end a run. Not applied where a TMA slot has fewer than
+    three stages, or where the kernel sets `PINGPONG = false`.
+  }];
+  let options = [
+    Option<"arch", "arch", "std::string", /*default=*/"\"\"",
+           "Target GPU (sm_80 or sm_90a); empty: the module's tile.arch">
+  ];
+  let dependentDialects = ["mlir::tile::TileDialect"];
+}
+
 def TilePipelineLoads : Pass<"tile-pipeline-loads", "mlir::ModuleOp"> {
   let summary = "Prefetch next-iteration loads of scf.for loops";
   let description = [{

@@ -16,9 +16,11 @@
 // the argument as rows of the stride (manifest `tensorMaps`), the copy
 // reads rows counted from the argument, and the wait zeroes the rows of
 // the box at or past `bound` just as the mask made them zero. Each load
-// gets a slot of two stages: iteration i reads stage
-// i % 2 and, at its top, starts the copy for iteration i + 1 into the other
-// stage; the first copy starts before the loop.
+// gets a slot of S stages (the kernel's TMA_STAGES, 2 to 4, default 2;
+// fewer where they would not fit in 200 KiB): iteration i reads stage
+// i % S and, at its top, starts copy i + 1 into the next stage; the first
+// copy starts before the loop. With S >= 3 the warp that issues the copies
+// need not wait for the slowest warp (see tile.tma_copy).
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Analysis/AxisInfo.h"
@@ -307,7 +309,8 @@ FailureOr<Value> originOf(OpBuilder &b, scf::ForOp loop, Value v,
   return out;
 }
 
-LogicalResult rewrite(scf::ForOp loop, const Match &mt, int64_t slot) {
+LogicalResult rewrite(scf::ForOp loop, const Match &mt, int64_t slot,
+                      int64_t stages) {
   LoadOp load = mt.load;
   Location loc = load.getLoc();
   Value iv = loop.getInductionVar(), lb = loop.getLowerBound(),
@@ -353,26 +356,26 @@ LogicalResult rewrite(scf::ForOp loop, const Match &mt, int64_t slot) {
   if (failed(split))
     return failure();
   auto [arg, rowBase] = *split;
-  auto copy = [&](Value y, Value stage, Value pred) {
+  auto copy = [&](Value y, Value copyIter, Value pred) {
     TmaCopyOp::create(b, loc, arg, arith::AddIOp::create(b, loc, rowBase, y),
-                      stage, pred, b.getI64IntegerAttr(slot),
-                      b.getDenseI64ArrayAttr(shape), b.getI64IntegerAttr(mt.inner),
+                      copyIter, pred, b.getI64IntegerAttr(slot),
+                      b.getI64IntegerAttr(stages), b.getDenseI64ArrayAttr(shape),
+                      b.getI64IntegerAttr(mt.inner),
                       b.getI64IntegerAttr(mt.stride));
   };
-  // Two stages: iteration i uses stage i % 2, so the copy for i + 1 can
-  // start at the top of iteration i (its stage was read by the dot of
-  // i - 1), a whole iteration ahead.
+  // Iteration i uses copy i (stage i % stages); the copy for i + 1 starts
+  // at the top of iteration i, a whole iteration ahead; the first copy
+  // starts before the loop.
   copy(*y0, c32(0),
        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lb, ub));
   b.setInsertionPointAfterValue(afterScalars);
-  Value one = c32(1);
-  Value stage = arith::AndIOp::create(b, loc, iter, one);
-  copy(*yn, arith::XOrIOp::create(b, loc, stage, one), nextOk);
-  // In the loop: wait for this iteration's copy; stage s's k-th copy has
-  // barrier parity k % 2, k = i / 2. Rows from `bound` on are masked off.
+  copy(*yn, arith::AddIOp::create(b, loc, iter, c32(1)), nextOk);
+  // In the loop: wait for this iteration's copy, in stage i % stages with
+  // barrier parity (i / stages) % 2. Rows from `bound` on are masked off.
   b.setInsertionPoint(load);
+  Value stage = arith::RemUIOp::create(b, loc, iter, c32(stages));
   Value parity = arith::AndIOp::create(
-      b, loc, arith::ShRUIOp::create(b, loc, iter, one), one);
+      b, loc, arith::DivUIOp::create(b, loc, iter, c32(stages)), c32(1));
   IRMapping cur;
   cur.map(iv, iv);
   FailureOr<Value> y = originOf(b, loop, mt.rowIndex, cur);
@@ -400,6 +403,18 @@ bool wantsTma(func::FuncOp fn) {
   return false;
 }
 
+/// The kernel's compile-time parameter TMA_STAGES, or 2.
+int64_t tmaStages(func::FuncOp fn) {
+  auto params = fn->getAttrOfType<DictionaryAttr>(kParamsAttr);
+  if (auto i = dyn_cast_or_null<IntegerAttr>(params ? params.get("TMA_STAGES")
+                                                    : Attribute()))
+    return i.getInt();
+  return 2;
+}
+
+/// Shared memory the TMA stages may take (of the H100's 227 KiB per block).
+constexpr int64_t kTmaSharedBudget = 200 * 1024;
+
 struct TmaLoadsPass : public mlir::tile::impl::TileTmaLoadsBase<TmaLoadsPass> {
   using TileTmaLoadsBase::TileTmaLoadsBase;
   void runOnOperation() override {
@@ -417,10 +432,18 @@ struct TmaLoadsPass : public mlir::tile::impl::TileTmaLoadsBase<TmaLoadsPass> {
             if (std::optional<Match> m = match(loop, ld, axes))
               matches.push_back({loop, *m});
       });
+      // Stages: the kernel's TMA_STAGES (default 2), fewer where the
+      // slots would not fit in shared memory.
+      int64_t stageBytes = 0;
+      for (auto &m : matches)
+        stageBytes += cast<TileType>(m.second.load.getType()).getNumElements() * 2;
+      int64_t stages = std::clamp<int64_t>(tmaStages(fn), 2, 4);
+      while (stages > 2 && stages * stageBytes > kTmaSharedBudget)
+        --stages;
       // Last first, so that the copies at the top of a loop body come out
       // in program order (each rewrite inserts at the top).
       for (int64_t i = int64_t(matches.size()) - 1; i >= 0; --i)
-        (void)rewrite(matches[i].first, matches[i].second, i);
+        (void)rewrite(matches[i].first, matches[i].second, i, stages);
     });
   }
 };

@@ -704,6 +704,14 @@ func.func @tma_copy_base(%p: !tile.ptr<bf16>, %n: i32, %ok: i1) {
 
 // -----
 
+func.func @tma_copy_stages(%p: !tile.ptr<bf16>, %n: i32, %ok: i1) {
+  // expected-error @+1 {{'tile.tma_copy' op `stages` must be 2, 3 or 4, not 5}}
+  tile.tma_copy %p, %n, %n, %ok {slot = 0 : i64, stages = 5 : i64, shape = array<i64: 64, 64>, inner_dim = 0 : i64, row_stride = 64 : i64} : !tile.ptr<bf16>
+  return
+}
+
+// -----
+
 func.func @tma_wait_rank(%s: i32) {
   // expected-error @+1 {{'tile.tma_wait' op result must be a 2-D tile and `inner_dim` 0 or 1}}
   %0 = tile.tma_wait %s, %s, %s {slot = 0 : i64, inner_dim = 0 : i64} : i32, i32, i32 -> !tile.tile<64xbf16>

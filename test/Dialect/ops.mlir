@@ -234,3 +234,16 @@ func.func @online_softmax(%s: !tile.tile<16x8xf32>, %n: index) -> !tile.tile<16x
   %out = tile.div %r#1, %r#0 : !tile.tile<16xf32>
   return %out : !tile.tile<16xf32>
 }
+
+// CHECK-LABEL: func.func @tma_ring_and_turns
+// CHECK: tile.turn_pass {first}
+// CHECK: tile.tma_copy %arg0, %arg1, %arg1, %arg2 {inner_dim = 0 : i64, row_stride = 64 : i64, shape = array<i64: 64, 64>, slot = 0 : i64, stages = 3 : i64} : <bf16>
+// CHECK: tile.turn_wait
+// CHECK: tile.turn_pass{{$}}
+func.func @tma_ring_and_turns(%k: !tile.ptr<bf16>, %n: i32, %ok: i1) {
+  tile.turn_pass {first}
+  tile.tma_copy %k, %n, %n, %ok {slot = 0 : i64, stages = 3 : i64, shape = array<i64: 64, 64>, inner_dim = 0 : i64, row_stride = 64 : i64} : !tile.ptr<bf16>
+  tile.turn_wait
+  tile.turn_pass
+  return
+}

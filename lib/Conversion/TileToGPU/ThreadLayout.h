@@ -26,12 +26,15 @@ void annotateVectorAccesses(Operation *root);
 /// A shared-memory slot that bulk tensor copies (tile.tma_copy) fill.
 struct TmaSlot {
   Value buffer;  ///< i32 shared address of stage 0 (1024-byte aligned)
-  int64_t stageBytes = 0; ///< stage 1 is this many bytes after stage 0
-  Value barrier; ///< i32 shared address of stage 0's mbarrier (stage 1: +8)
+  int64_t stageBytes = 0; ///< stage s is s * stageBytes after stage 0
+  int64_t stages = 2;     ///< number of stages (tile.tma_copy `stages`)
+  Value barrier; ///< i32 shared address of stage 0's "full" mbarrier (+8 per stage)
+  Value empty;   ///< i32 shared address of stage 0's "empty" mbarrier (+8 per stage)
   Value map;     ///< i64 generic address of its tensor map (a kernel parameter)
-  /// i32 addresses of stage `stage` (an i32 value: 0 or 1).
+  /// i32 addresses of stage `stage` (an i32 value in [0, stages)).
   Value bufferOf(OpBuilder &b, Location loc, Value stage) const;
   Value barrierOf(OpBuilder &b, Location loc, Value stage) const;
+  Value emptyOf(OpBuilder &b, Location loc, Value stage) const;
 };
 
 /// Per-kernel values created at the top of each gpu.func.
@@ -122,6 +125,8 @@ void populateDotPatterns(TypeConverter &tc, RewritePatternSet &p,
                          LoweringState &s);
 void populateTmaPatterns(TypeConverter &tc, RewritePatternSet &p,
                          LoweringState &s);
+void populateTurnPatterns(TypeConverter &tc, RewritePatternSet &p,
+                          LoweringState &s);
 
 /// Base for the patterns: a converter plus the shared lowering state.
 template <typename Op>

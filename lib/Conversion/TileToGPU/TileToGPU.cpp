@@ -10,6 +10,7 @@
 #include "lib/Conversion/TileToGPU/ThreadLayout.h"
 
 #include "mlir/Dialect/Func/Transforms/FuncConversions.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/SCF/Transforms/Patterns.h"
 #include "mlir/Transforms/DialectConversion.h"
 
@@ -23,6 +24,22 @@ using namespace mlir::tile;
 using namespace mlir::tile::lowering;
 
 namespace {
+/// The programs per SM ptxas must make room for (`.minnctapersm`, which
+/// caps registers at 64K / (programs * threads)): the kernel's compile-time
+/// MIN_BLOCKS, lowered to what shared memory allows (228 KiB per SM, 1 KiB
+/// reserved per program); 0 (or no such parameter): no hint, ptxas spends
+/// registers freely (flash_fwd at D = 64, BM = 64 took 139, so 3 programs
+/// per SM, where 127 fit without spills: 4).
+int64_t minBlocksPerSM(gpu::GPUFuncOp fn, int64_t sharedBytes) {
+  auto params = fn->getAttrOfType<DictionaryAttr>(kParamsAttr);
+  auto want = dyn_cast_or_null<IntegerAttr>(params ? params.get("MIN_BLOCKS")
+                                                   : Attribute());
+  if (!want || want.getInt() <= 0)
+    return 0;
+  int64_t bySmem = (228 * 1024) / (sharedBytes + 1024);
+  return std::max<int64_t>(1, std::min<int64_t>(bySmem, want.getInt()));
+}
+
 int64_t warpsOf(Operation *fn) {
   if (auto a = fn->getAttrOfType<IntegerAttr>(kNumWarpsAttr))
     return a.getInt();
@@ -154,12 +171,18 @@ struct ConvertTileToGPUPass
     populateLayoutOpPatterns(tc, patterns, state);
     populateDotPatterns(tc, patterns, state);
     populateTmaPatterns(tc, patterns, state);
+    populateTurnPatterns(tc, patterns, state);
     if (failed(applyPartialConversion(gpuModule, target, std::move(patterns))))
       return signalPassFailure();
 
-    for (auto &[fn, info] : state.kernels)
+    for (auto &[fn, info] : state.kernels) {
       fn->setAttr(kSharedMemoryAttr,
                   IntegerAttr::get(IntegerType::get(ctx, 64), info.sharedBytes));
+      if (int64_t blocks = minBlocksPerSM(llvm::cast<gpu::GPUFuncOp>(fn),
+                                          info.sharedBytes))
+        fn->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                    IntegerAttr::get(IntegerType::get(ctx, 32), blocks));
+    }
   }
 };
 } // namespace

@@ -1,13 +1,19 @@
 //===- TmaToGPU.cpp - tile.tma_copy / tile.tma_wait as sm_90a TMA ----------===//
 //
 // Each slot of a kernel owns, from the start of dynamic shared memory
-// (1024-byte aligned), its tile buffer (two stages) and an mbarrier per
-// stage. Its tensor map is a hidden kernel parameter the launcher encodes
+// (1024-byte aligned), its tile buffer (`stages` stages) and two mbarriers
+// per stage: "full" (the copy landed: thread 0's expect_tx and the copy's
+// bytes) and "empty" (every warp passed a copy point: one arrival per
+// warp). Its tensor map is a hidden kernel parameter the launcher encodes
 // on the host (a 128-byte CUtensorMap passed by value: `tile.tensor_maps`
 // on the gpu.func says how, the manifest's `tensorMaps` tells the runtime),
-// so no program builds one. Thread 0 starts each copy (expect_tx on the
-// slot's barrier, then one cp.async.bulk.tensor per 64-element slab of a
-// row); every thread waits on the barrier's phase parity, then the rows
+// so no program builds one. With three or more stages, at copy `iter`
+// every warp arrives on the empty barrier of stage iter % stages and
+// thread 0 waits until every warp has passed copy iter - (stages - 2) (no
+// CTA barrier: the other warps never wait for it); with two stages a CTA
+// barrier precedes the copy. Thread 0 then starts the copy (expect_tx on the
+// stage's full barrier, then one cp.async.bulk.tensor per 64-element slab
+// of a row); every thread waits on the barrier's phase parity, then the rows
 // past the valid ones are zeroed. wgmma reads the slot in place
 // (WgmmaToGPU.cpp), so tma_wait yields no registers.
 //
@@ -91,6 +97,30 @@ void zeroRowsFrom(OpBuilder &b, Location loc, KernelInfo &ki, Value buffer,
   gpu::BarrierOp::create(b, loc);
 }
 
+/// Ring protocol (three or more stages) at copy `iter` into `stage`: this
+/// warp has passed the copy (lane 0 arrives on the stage's empty barrier;
+/// its reads of the stage two copies back were waited for before this
+/// point). Returns the empty barrier and parity thread 0 waits on before
+/// copying: every warp has passed copy iter - (stages - 2), i.e. phase
+/// ((iter + 2) / stages) % 2 ^ 1 of barrier (iter + 2) % stages (parity 1
+/// of a fresh barrier is complete: the first copies do not wait).
+std::pair<Value, Value> passCopy(OpBuilder &b, Location loc, KernelInfo &ki,
+                                 const TmaSlot &slot, Value iter, Value stage) {
+  auto c32 = [&](int64_t v) { return i32Const(b, loc, v); };
+  Value lane0 = arith::ExtUIOp::create(
+      b, loc, b.getI32Type(),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, ki.lane, c32(0)));
+  ptxIf(b, loc, lane0, ValueRange{slot.emptyOf(b, loc, stage)},
+        "@p mbarrier.arrive.shared::cta.b64 _, [$1];", "r");
+  Value ahead = arith::AddIOp::create(b, loc, iter, c32(2));
+  Value waitOn = slot.emptyOf(
+      b, loc, arith::RemUIOp::create(b, loc, ahead, c32(slot.stages)));
+  Value round = arith::DivUIOp::create(b, loc, ahead, c32(slot.stages));
+  Value parity = arith::XOrIOp::create(
+      b, loc, arith::AndIOp::create(b, loc, round, c32(1)), c32(1));
+  return {waitOn, parity};
+}
+
 struct TmaCopyLowering : TilePattern<TmaCopyOp> {
   using TilePattern::TilePattern;
 
@@ -105,34 +135,53 @@ struct TmaCopyLowering : TilePattern<TmaCopyOp> {
     if (slotId >= int64_t(ki.slots.size()))
       return op.emitError("tma_copy slot without shared memory");
     TmaSlot &slot = ki.slots[slotId];
-    Value buffer = slot.bufferOf(rw, loc, a.getStage());
-    Value barrier = slot.barrierOf(rw, loc, a.getStage());
     ArrayRef<int64_t> shape = op.getShape();
     int64_t inner = shape[op.getInnerDim()], outer = shape[1 - op.getInnerDim()];
     int64_t eltBytes = 2;
     auto c32 = [&](int64_t v) { return i32Const(rw, loc, v); };
-    // Every warp is done reading the slot (its wgmma groups were waited
-    // for) before the copy engine overwrites it.
-    gpu::BarrierOp::create(rw, loc);
     // Thread 0 starts the copy where `pred` holds.
     Value go = arith::AndIOp::create(
         rw, loc, ki.isFirstThread,
         arith::ExtUIOp::create(rw, loc, rw.getI32Type(), a.getPred()));
+    int64_t stages = slot.stages;
+    if (int64_t(op.getStages()) != stages)
+      return op.emitError("copies of slot ") << slotId << " disagree on stages";
+    Value stage = arith::RemUIOp::create(rw, loc, a.getIter(), c32(stages));
+    Value buffer = slot.bufferOf(rw, loc, stage);
+    Value barrier = slot.barrierOf(rw, loc, stage);
     Value coord = a.getCoord();
     int64_t slabs = inner / kSlabElems;
-    std::string text = "@p mbarrier.arrive.expect_tx.shared::cta.b64 _, [$1], " +
-                       std::to_string(inner * outer * eltBytes) + ";";
+    std::string copies;
     SmallVector<Value> ops = {barrier, slot.map, coord};
     for (int64_t s = 0; s < slabs; ++s) {
-      Value dst = arith::AddIOp::create(rw, loc, buffer, c32(s * outer * 128));
-      ops.push_back(dst);
-      text += "\n@p cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::"
-              "complete_tx::bytes [$" + std::to_string(4 + s) + "], [$2, {" +
-              std::to_string(s * kSlabElems) + ", $3}], [$1];";
+      ops.push_back(arith::AddIOp::create(rw, loc, buffer, c32(s * outer * 128)));
+      copies += "\n@p cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::"
+                "complete_tx::bytes [$" + std::to_string(ops.size()) + "], [$2, {" +
+                std::to_string(s * kSlabElems) + ", $3}], [$1];";
     }
+    std::string expect = "@p mbarrier.arrive.expect_tx.shared::cta.b64 _, [$1], " +
+                         std::to_string(inner * outer * eltBytes) + ";";
     std::string cons = "r,l,r";
     for (int64_t s = 0; s < slabs; ++s)
       cons += ",r";
+    std::string text;
+    if (stages == 2) {
+      // Two stages: the copy must wait for every warp to reach it anyway;
+      // a CTA barrier does that (faster than the empty barriers at D = 64
+      // on H100, bench/NOTES.md entry 19).
+      gpu::BarrierOp::create(rw, loc);
+      text = expect + copies;
+    } else {
+      auto [waitOn, waitParity] = passCopy(rw, loc, ki, slot, a.getIter(), stage);
+      ops.push_back(waitOn);
+      ops.push_back(waitParity);
+      std::string w = std::to_string(ops.size() - 1), par = std::to_string(ops.size());
+      cons += ",r,r";
+      text = ".reg .pred free;\n@!p bra TMA_GO_${:uid};\nTMA_FREE_${:uid}:\n"
+             "mbarrier.try_wait.parity.shared::cta.b64 free, [$" + w + "], $" +
+             par + ";\n@!free bra TMA_FREE_${:uid};\nTMA_GO_${:uid}:\n" +
+             expect + copies;
+    }
     // Only warp 0 enters: a predicated bulk copy makes ptxas loop over the
     // warp's threads (ELECT, vote, branch) in every warp that reaches it.
     auto inWarp0 = scf::IfOp::create(
@@ -200,9 +249,11 @@ LogicalResult lowering::setupTmaSlots(gpu::GPUFuncOp fn, KernelInfo &k) {
   int64_t numSlots = 0;
   for (TmaCopyOp c : copies)
     numSlots = std::max<int64_t>(numSlots, c.getSlot() + 1);
-  SmallVector<int64_t> bytes(numSlots, 0);
-  for (TmaCopyOp c : copies)
+  SmallVector<int64_t> bytes(numSlots, 0), stages(numSlots, 2);
+  for (TmaCopyOp c : copies) {
     bytes[c.getSlot()] = c.getShape()[0] * c.getShape()[1] * 2;
+    stages[c.getSlot()] = c.getStages();
+  }
 
   auto wg = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
   auto raw = MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
@@ -258,23 +309,27 @@ LogicalResult lowering::setupTmaSlots(gpu::GPUFuncOp fn, KernelInfo &k) {
   for (int64_t s = 0; s < numSlots; ++s) {
     k.slots[s].buffer = at(off);
     k.slots[s].stageBytes = roundUp(bytes[s], 1024);
-    off += 2 * k.slots[s].stageBytes;
+    k.slots[s].stages = stages[s];
+    off += stages[s] * k.slots[s].stageBytes;
   }
   for (int64_t s = 0; s < numSlots; ++s) {
     k.slots[s].barrier = at(off);
-    off += 16; // two stages
+    k.slots[s].empty = at(off + 8 * stages[s]);
+    off += 16 * stages[s]; // full and empty, one each per stage
   }
   k.persistentBytes = roundUp(1024 + off, 128);
   k.sharedBytes = std::max(k.sharedBytes, k.persistentBytes);
-  // Thread 0 initialises the barriers (one arrival per phase: its own
-  // expect_tx); everyone sees them after the barrier.
+  // Thread 0 initialises the barriers (full: one arrival per phase, its own
+  // expect_tx; empty: one per warp); everyone sees them after the barrier.
   std::string init;
   SmallVector<Value> bars;
   std::string cons;
+  int64_t warps = threadsOf(fn) / 32;
   for (int64_t s = 0; s < numSlots; ++s) {
-    for (int64_t st = 0; st < 2; ++st) {
+    for (int64_t st = 0; st < 2 * stages[s]; ++st) {
       init += "@p mbarrier.init.shared::cta.b64 [$" +
-              std::to_string(bars.size() + 1) + "], 1;\n";
+              std::to_string(bars.size() + 1) + "], " +
+              std::to_string(st < stages[s] ? 1 : warps) + ";\n";
       bars.push_back(arith::AddIOp::create(b, loc, k.slots[s].barrier,
                                            i32Const(b, loc, 8 * st)));
       cons += bars.size() > 1 ? ",r" : "r";
@@ -292,6 +347,10 @@ Value lowering::TmaSlot::bufferOf(OpBuilder &b, Location loc, Value stage) const
 
 Value lowering::TmaSlot::barrierOf(OpBuilder &b, Location loc, Value stage) const {
   return offsetBy(b, loc, barrier, stage, 8);
+}
+
+Value lowering::TmaSlot::emptyOf(OpBuilder &b, Location loc, Value stage) const {
+  return offsetBy(b, loc, empty, stage, 8);
 }
 
 void lowering::populateTmaPatterns(TypeConverter &tc, RewritePatternSet &p,
