@@ -419,6 +419,18 @@ struct TmaLoadsPass : public mlir::tile::impl::TileTmaLoadsBase<TmaLoadsPass> {
   using TileTmaLoadsBase::TileTmaLoadsBase;
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    // TMA_STAGES is checked on every target (it is ignored off sm_90a).
+    bool bad = false;
+    module.walk([&](func::FuncOp fn) {
+      int64_t stages = tmaStages(fn);
+      if (stages < 2 || stages > 4) {
+        mlir::emitError(fn.getLoc(), "TMA_STAGES must be 2, 3 or 4, not ")
+            << stages;
+        bad = true;
+      }
+    });
+    if (bad)
+      return signalPassFailure();
     if (!targetsSm90a(module, arch))
       return;
     module.walk([&](func::FuncOp fn) {
@@ -437,7 +449,7 @@ struct TmaLoadsPass : public mlir::tile::impl::TileTmaLoadsBase<TmaLoadsPass> {
       int64_t stageBytes = 0;
       for (auto &m : matches)
         stageBytes += cast<TileType>(m.second.load.getType()).getNumElements() * 2;
-      int64_t stages = std::clamp<int64_t>(tmaStages(fn), 2, 4);
+      int64_t stages = tmaStages(fn);
       while (stages > 2 && stages * stageBytes > kTmaSharedBudget)
         --stages;
       // Last first, so that the copies at the top of a loop body come out
