@@ -52,9 +52,12 @@ def TileTmaLoads : Pass<"tile-tma-loads", "mlir::ModuleOp"> {
     f16/bf16 box of a row-major tensor (rows a multiple of 64 elements, a
     constant row stride, the loop moving it only through the row index Y)
     and is masked exactly by `Y < bound` becomes `tile.tma_copy` /
-    `tile.tma_wait` on a shared-memory slot: the first copy before the loop,
-    each iteration waiting for its copy and starting the next one right
-    after the dot. Rows past the bound read as zero, as the mask made them.
+    `tile.tma_wait` on a shared-memory ring of `TMA_STAGES` stages (a
+    compile-time parameter, 2 to 4, default 2, fewer where they would not
+    fit in 200 KiB; other values are an error on every target): the first
+    copy before the loop, each iteration starting the next copy at its top
+    and waiting for its own. Rows past the bound read as zero, as the mask
+    made them.
   }];
   let options = [
     Option<"arch", "arch", "std::string", /*default=*/"\"\"",
@@ -128,7 +131,9 @@ def TilePingpongDots : Pass<"tile-pingpong-dots", "mlir::ModuleOp"> {
     `tile.tma_wait`s inside a run move before it with the pure scalars
     they read; layout conversions, reductions, synchronous dots and ops
     with regions end a run. Not applied where a TMA slot has fewer than
-    three stages, or where the kernel sets `PINGPONG = false`.
+    three stages, where no run does 256 multiply-adds per element of its
+    first product (flash_fwd at D = 64: turns cost more than they hide), or
+    where the kernel sets `PINGPONG = false`.
   }];
   let options = [
     Option<"arch", "arch", "std::string", /*default=*/"\"\"",
