@@ -83,7 +83,7 @@ done
 # tensor cores (tile-pingpong-dots) over three-stage TMA rings.
 # shellcheck disable=SC2086
 [[ -x $DEST/bin/tile-gpu-tests ]] && run_step tile-gpu-tests-8warps "$DEST/bin/tile-gpu-tests" \
-  --tile "$TILEC_FLASH_FWD_TILE" --define BM=128 --define NUM_WARPS=8 ${GPU_TEST_ARGS:-}
+  --tile "$TILEC_FLASH_FWD_TILE" --define BM=128 --define BN=128 --define NUM_WARPS=8 ${GPU_TEST_ARGS:-}
 if [[ -x $DEST/bin/tilec && -f $DEST/examples/attention/flash_fwd.tile ]]; then
   mkdir -p "$DEST/out"
   emit=ptx; command -v ptxas >/dev/null && emit=cubin
