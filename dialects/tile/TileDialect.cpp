@@ -224,3 +224,12 @@ Operation *TileDialect::materializeConstant(OpBuilder &builder, Attribute value,
     return nullptr;
   return FullOp::create(builder, loc, tileType, typed);
 }
+
+int64_t mlir::tile::getKernelParam(Operation *fn, StringRef name, int64_t dflt) {
+  auto params = fn ? fn->getAttrOfType<DictionaryAttr>(kParamsAttr) : nullptr;
+  auto v = dyn_cast_or_null<IntegerAttr>(params ? params.get(name) : Attribute());
+  if (!v)
+    return dflt;
+  return v.getType().isInteger(1) ? int64_t(v.getValue().getBoolValue())
+                                  : v.getInt();
+}

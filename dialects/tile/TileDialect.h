@@ -40,4 +40,10 @@ inline constexpr llvm::StringLiteral kArchAttr = "tile.arch";
 
 /// The element type of a tile, or the type itself for scalars.
 Type getElementTypeOrSelf(Type t);
+
+/// The compile-time parameter `name` of kernel `fn` (its `tile.params`) as
+/// an integer (booleans as 0 or 1), or `dflt` where the kernel has none.
+/// Passes read their knobs through it (TMA, TMA_STAGES, PINGPONG,
+/// MIN_BLOCKS).
+int64_t getKernelParam(Operation *fn, StringRef name, int64_t dflt);
 } // namespace mlir::tile

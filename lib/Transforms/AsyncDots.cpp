@@ -82,17 +82,7 @@ void delayCopies(Operation *from, Operation *wait, int64_t slot) {
   }
 }
 
-/// Stages of the TMA ring `slot` (from its copies in the enclosing function).
-int64_t stagesOf(DotOp dot, int64_t slot) {
-  int64_t stages = 2;
-  dot->getParentOfType<FunctionOpInterface>()->walk([&](TmaCopyOp c) {
-    if (int64_t(c.getSlot()) == slot)
-      stages = c.getStages();
-  });
-  return stages;
-}
-
-void placeWaits(DotOp dot, RewriterBase &rw) {
+void placeWaits(DotOp dot, int64_t stages, RewriterBase &rw) {
   Block *block = dot->getBlock();
   int64_t slot = dot.getB().getDefiningOp<TmaWaitOp>().getSlot();
   Value r = dot.getResult();
@@ -113,7 +103,7 @@ void placeWaits(DotOp dot, RewriterBase &rw) {
     return d && d != dot && d.getB().getDefiningOp<TmaWaitOp>();
   });
   bool onlyYielded = loop && first == block->getTerminator() &&
-                     r.hasOneUse() && (alone || stagesOf(dot, slot) == 2);
+                     r.hasOneUse() && (alone || stages == 2);
   if (onlyYielded) {
     unsigned i = r.getUses().begin()->getOperandNumber();
     BlockArgument carried = loop.getRegionIterArgs()[i];
@@ -151,9 +141,22 @@ struct AsyncDotsPass
     });
     for (DotOp d : dots)
       d.setAsync(true);
+    // Ring depth of each slot, from its copies (tile-tma-loads gives every
+    // copy of a kernel the same `stages`).
+    DenseMap<std::pair<Operation *, int64_t>, int64_t> stages;
+    module.walk([&](TmaCopyOp c) {
+      stages[{c->getParentOfType<FunctionOpInterface>(), c.getSlot()}] =
+          c.getStages();
+    });
     IRRewriter rw(&getContext());
-    for (DotOp d : dots)
-      placeWaits(d, rw);
+    for (DotOp d : dots) {
+      int64_t slot = d.getB().getDefiningOp<TmaWaitOp>().getSlot();
+      placeWaits(d,
+                 stages.lookup_or({d->getParentOfType<FunctionOpInterface>(),
+                                   slot},
+                                  2),
+                 rw);
+    }
   }
 };
 } // namespace

@@ -152,16 +152,6 @@ int64_t makeTurns(Block &block, OpBuilder &b, bool make) {
 /// are not made.
 constexpr int64_t kMinWorkPerElement = 256;
 
-bool wantsPingpong(func::FuncOp fn) {
-  auto params = fn->getAttrOfType<DictionaryAttr>(kParamsAttr);
-  Attribute a = params ? params.get("PINGPONG") : Attribute();
-  if (auto v = dyn_cast_or_null<BoolAttr>(a))
-    return v.getValue();
-  if (auto i = dyn_cast_or_null<IntegerAttr>(a))
-    return i.getValue().getBoolValue();
-  return true;
-}
-
 struct PingpongDotsPass
     : public mlir::tile::impl::TilePingpongDotsBase<PingpongDotsPass> {
   using TilePingpongDotsBase::TilePingpongDotsBase;
@@ -170,7 +160,8 @@ struct PingpongDotsPass
     if (!targetsSm90a(module, arch))
       return;
     module.walk([&](func::FuncOp fn) {
-      if (fn.isExternal() || getNumWarps(fn) != 8 || !wantsPingpong(fn))
+      if (fn.isExternal() || getNumWarps(fn) != 8 ||
+          !getKernelParam(fn, "PINGPONG", true))
         return;
       bool asyncDots = false, twoStages = false;
       fn.walk([&](Operation *op) {

@@ -390,28 +390,6 @@ LogicalResult rewrite(scf::ForOp loop, const Match &mt, int64_t slot,
   return success();
 }
 
-/// Kernels opt in with a compile-time parameter `TMA` (e.g. `-D TMA=true`).
-bool wantsTma(func::FuncOp fn) {
-  auto params = fn->getAttrOfType<DictionaryAttr>(kParamsAttr);
-  if (!params)
-    return false;
-  Attribute a = params.get("TMA");
-  if (auto b = dyn_cast_or_null<BoolAttr>(a))
-    return b.getValue();
-  if (auto i = dyn_cast_or_null<IntegerAttr>(a))
-    return i.getValue().getBoolValue();
-  return false;
-}
-
-/// The kernel's compile-time parameter TMA_STAGES, or 2.
-int64_t tmaStages(func::FuncOp fn) {
-  auto params = fn->getAttrOfType<DictionaryAttr>(kParamsAttr);
-  if (auto i = dyn_cast_or_null<IntegerAttr>(params ? params.get("TMA_STAGES")
-                                                    : Attribute()))
-    return i.getInt();
-  return 2;
-}
-
 /// Shared memory the TMA stages may take (of the H100's 227 KiB per block).
 constexpr int64_t kTmaSharedBudget = 200 * 1024;
 
@@ -422,7 +400,7 @@ struct TmaLoadsPass : public mlir::tile::impl::TileTmaLoadsBase<TmaLoadsPass> {
     // TMA_STAGES is checked on every target (it is ignored off sm_90a).
     bool bad = false;
     module.walk([&](func::FuncOp fn) {
-      int64_t stages = tmaStages(fn);
+      int64_t stages = getKernelParam(fn, "TMA_STAGES", 2);
       if (stages < 2 || stages > 4) {
         mlir::emitError(fn.getLoc(), "TMA_STAGES must be 2, 3 or 4, not ")
             << stages;
@@ -434,7 +412,7 @@ struct TmaLoadsPass : public mlir::tile::impl::TileTmaLoadsBase<TmaLoadsPass> {
     if (!targetsSm90a(module, arch))
       return;
     module.walk([&](func::FuncOp fn) {
-      if (!wantsTma(fn))
+      if (!getKernelParam(fn, "TMA", false)) // kernels opt in (TMA = true)
         return;
       AxisAnalysis axes(fn);
       SmallVector<std::pair<scf::ForOp, Match>> matches;
@@ -449,7 +427,7 @@ struct TmaLoadsPass : public mlir::tile::impl::TileTmaLoadsBase<TmaLoadsPass> {
       int64_t stageBytes = 0;
       for (auto &m : matches)
         stageBytes += cast<TileType>(m.second.load.getType()).getNumElements() * 2;
-      int64_t stages = tmaStages(fn);
+      int64_t stages = getKernelParam(fn, "TMA_STAGES", 2);
       while (stages > 2 && stages * stageBytes > kTmaSharedBudget)
         --stages;
       // Last first, so that the copies at the top of a loop body come out

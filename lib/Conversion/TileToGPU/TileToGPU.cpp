@@ -31,13 +31,11 @@ namespace {
 /// registers freely (flash_fwd at D = 64, BM = 64 took 139, so 3 programs
 /// per SM, where 127 fit without spills: 4).
 int64_t minBlocksPerSM(gpu::GPUFuncOp fn, int64_t sharedBytes) {
-  auto params = fn->getAttrOfType<DictionaryAttr>(kParamsAttr);
-  auto want = dyn_cast_or_null<IntegerAttr>(params ? params.get("MIN_BLOCKS")
-                                                   : Attribute());
-  if (!want || want.getInt() <= 0)
+  int64_t want = getKernelParam(fn, "MIN_BLOCKS", 0);
+  if (want <= 0)
     return 0;
   int64_t bySmem = (228 * 1024) / (sharedBytes + 1024);
-  return std::max<int64_t>(1, std::min<int64_t>(bySmem, want.getInt()));
+  return std::max<int64_t>(1, std::min<int64_t>(bySmem, want));
 }
 
 int64_t warpsOf(Operation *fn) {
