@@ -29,12 +29,15 @@ struct TmaSlot {
   int64_t stageBytes = 0; ///< stage s is s * stageBytes after stage 0
   int64_t stages = 2;     ///< number of stages (tile.tma_copy `stages`)
   Value barrier; ///< i32 shared address of stage 0's "full" mbarrier (+8 per stage)
-  Value empty;   ///< i32 shared address of stage 0's "empty" mbarrier (+8 per stage)
+  Value empty;   ///< i32 shared address of stage 0's "empty" mbarrier (+8 per
+                 ///< stage; only rings of three or more stages have them)
   Value map;     ///< i64 generic address of its tensor map (a kernel parameter)
   /// i32 addresses of stage `stage` (an i32 value in [0, stages)).
   Value bufferOf(OpBuilder &b, Location loc, Value stage) const;
   Value barrierOf(OpBuilder &b, Location loc, Value stage) const;
   Value emptyOf(OpBuilder &b, Location loc, Value stage) const;
+  /// Full barriers, then (three or more stages) empty ones.
+  int64_t numBarriers() const { return stages > 2 ? 2 * stages : stages; }
 };
 
 /// Per-kernel values created at the top of each gpu.func.

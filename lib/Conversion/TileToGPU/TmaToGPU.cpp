@@ -1,10 +1,10 @@
 //===- TmaToGPU.cpp - tile.tma_copy / tile.tma_wait as sm_90a TMA ----------===//
 //
 // Each slot of a kernel owns, from the start of dynamic shared memory
-// (1024-byte aligned), its tile buffer (`stages` stages) and two mbarriers
-// per stage: "full" (the copy landed: thread 0's expect_tx and the copy's
-// bytes) and "empty" (every warp passed a copy point: one arrival per
-// warp). Its tensor map is a hidden kernel parameter the launcher encodes
+// (1024-byte aligned), its tile buffer (`stages` stages) and per stage a
+// "full" mbarrier (the copy landed: thread 0's expect_tx and the copy's
+// bytes) and, in rings of three or more stages, an "empty" one (every warp
+// passed a copy point: one arrival per warp). Its tensor map is a hidden kernel parameter the launcher encodes
 // on the host (a 128-byte CUtensorMap passed by value: `tile.tensor_maps`
 // on the gpu.func says how, the manifest's `tensorMaps` tells the runtime),
 // so no program builds one. With three or more stages, at copy `iter`
@@ -315,7 +315,7 @@ LogicalResult lowering::setupTmaSlots(gpu::GPUFuncOp fn, KernelInfo &k) {
   for (int64_t s = 0; s < numSlots; ++s) {
     k.slots[s].barrier = at(off);
     k.slots[s].empty = at(off + 8 * stages[s]);
-    off += 16 * stages[s]; // full and empty, one each per stage
+    off += 8 * k.slots[s].numBarriers();
   }
   k.persistentBytes = roundUp(1024 + off, 128);
   k.sharedBytes = std::max(k.sharedBytes, k.persistentBytes);
@@ -326,7 +326,7 @@ LogicalResult lowering::setupTmaSlots(gpu::GPUFuncOp fn, KernelInfo &k) {
   std::string cons;
   int64_t warps = threadsOf(fn) / 32;
   for (int64_t s = 0; s < numSlots; ++s) {
-    for (int64_t st = 0; st < 2 * stages[s]; ++st) {
+    for (int64_t st = 0; st < k.slots[s].numBarriers(); ++st) {
       init += "@p mbarrier.init.shared::cta.b64 [$" +
               std::to_string(bars.size() + 1) + "], " +
               std::to_string(st < stages[s] ? 1 : warps) + ";\n";
