@@ -143,9 +143,7 @@ struct TmaCopyLowering : TilePattern<TmaCopyOp> {
     Value go = arith::AndIOp::create(
         rw, loc, ki.isFirstThread,
         arith::ExtUIOp::create(rw, loc, rw.getI32Type(), a.getPred()));
-    int64_t stages = slot.stages;
-    if (int64_t(op.getStages()) != stages)
-      return op.emitError("copies of slot ") << slotId << " disagree on stages";
+    int64_t stages = slot.stages; // setupTmaSlots: every copy of a slot agrees
     Value stage = arith::RemUIOp::create(rw, loc, a.getIter(), c32(stages));
     Value buffer = slot.bufferOf(rw, loc, stage);
     Value barrier = slot.barrierOf(rw, loc, stage);
@@ -278,7 +276,8 @@ LogicalResult lowering::setupTmaSlots(gpu::GPUFuncOp fn, KernelInfo &k) {
     if (first && (first.getBase() != c.getBase() ||
                   first.getShape() != c.getShape() ||
                   first.getInnerDim() != c.getInnerDim() ||
-                  first.getRowStride() != c.getRowStride()))
+                  first.getRowStride() != c.getRowStride() ||
+                  first.getStages() != c.getStages()))
       return c.emitError("copies of slot ") << c.getSlot() << " disagree";
     if (!first)
       first = c;
