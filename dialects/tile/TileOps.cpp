@@ -157,8 +157,8 @@ LogicalResult TmaCopyOp::verify() {
   Type elt = getBase().getType().getPointeeType();
   if (shape.size() != 2 || getInnerDim() > 1)
     return emitOpError("needs a 2-D `shape` and `inner_dim` 0 or 1");
-  if (getStages() < 2 || getStages() > 4)
-    return emitOpError("`stages` must be 2, 3 or 4, not ") << getStages();
+  if (getStages() < 1 || getStages() > 4)
+    return emitOpError("`stages` must be 1 to 4, not ") << getStages();
   if (!elt.isF16() && !elt.isBF16())
     return emitOpError("copies f16 or bf16 tensors, not ") << elt;
   int64_t inner = shape[getInnerDim()], outer = shape[1 - getInnerDim()];

@@ -227,7 +227,8 @@ def Tile_TmaCopyOp : Tile_Op<"tma_copy", [MemoryEffects<[MemRead, MemWrite]>]> {
     dots that read the stage two copies back, so with two stages a copy
     waits for every warp to reach it (a barrier for the issuing warp
     only), and with three or four the issuing warp runs up to one or two
-    copies ahead of the slowest warp.
+    copies ahead of the slowest warp. A slot of one stage holds a single
+    copy (`iter` 0) made outside loops (a dot's A operand read in place).
 
     ```mlir
     tile.tma_copy %k, %row, %iter, %ok {slot = 0 : i64, stages = 3 : i64, shape = array<i64: 64, 64>, inner_dim = 0 : i64, row_stride = 64 : i64} : !tile.ptr<bf16>
@@ -253,8 +254,9 @@ def Tile_TmaWaitOp : Tile_Op<"tma_wait", [MemoryEffects<[MemRead]>]> {
     box (along the dimension that is not `inner_dim`) are kept: rows from
     `valid` on (all of them when `valid` <= 0) are set to zero in shared
     memory first, as a masked load would read them. Its uses must be
-    `tile.dot` B operands (read in place by wgmma). `inner_dim` repeats the
-    copies' contiguous dimension.
+    `tile.dot` B operands, or A operands when `inner_dim` is 1 (K
+    contiguous), read in place by wgmma. `inner_dim` repeats the copies'
+    contiguous dimension.
 
     ```mlir
     %kt = tile.tma_wait %stage, %parity, %valid {slot = 0 : i64, inner_dim = 0 : i64} : i32, i32, i32 -> !tile.tile<64x64xbf16>

@@ -166,8 +166,11 @@ struct PingpongDotsPass
       bool asyncDots = false, twoStages = false;
       fn.walk([&](Operation *op) {
         asyncDots |= isAsyncDot(op);
+        // One-stage slots are filled once, in the kernel's body before any
+        // turn (tile-tma-loads); their CTA barrier holds no turn.
         if (auto c = dyn_cast<TmaCopyOp>(op))
-          twoStages |= c.getStages() < 3;
+          twoStages |= c.getStages() == 2 ||
+                       (c.getStages() == 1 && !isa<func::FuncOp>(c->getParentOp()));
       });
       if (!asyncDots || twoStages)
         return;

@@ -22,6 +22,13 @@
 // copy starts before the loop. With S >= 3 the warp that issues the copies
 // need not wait for the slowest warp (see tile.tma_copy).
 //
+// With TMA_A = true as well (opt-in), a load outside loops that only the A
+// operands of such dots read (K contiguous, masked the same way: Q in
+// flash_fwd) becomes one copy into a one-stage slot that wgmma reads in
+// place, where it fits with the rings in 224 KiB: its registers go back to
+// the loop (at D = 128, BM = BN = 128, 8 warps: 248 -> 229; timing
+// unchanged on H100, bench/NOTES.md entry 23).
+//
 //===----------------------------------------------------------------------===//
 #include "lib/Analysis/AxisInfo.h"
 #include "lib/Transforms/Passes.h"
@@ -48,8 +55,10 @@ struct Match {
   Value bound;      ///< scalar i32: rows >= bound are masked off
 };
 
+/// Without a loop (a load of a dot's A operand outside loops) every value
+/// counts as defined outside.
 bool definedOutside(scf::ForOp loop, Value v) {
-  return !loop->isAncestor(v.getParentRegion()->getParentOp());
+  return !loop || !loop->isAncestor(v.getParentRegion()->getParentOp());
 }
 
 /// Defined outside `loop`, or by pure ops of its body from such values
@@ -101,8 +110,12 @@ bool nonNegative(Value v) {
     return false;
   if (isa<ProgramIdOp>(def))
     return true;
-  if (isa<arith::AddIOp, arith::MulIOp, arith::MaxSIOp, AddOp, MulOp>(def))
+  if (isa<arith::AddIOp, arith::MulIOp, AddOp, MulOp>(def))
     return nonNegative(def->getOperand(0)) && nonNegative(def->getOperand(1));
+  if (isa<arith::MaxSIOp, MaxOp>(def))
+    return nonNegative(def->getOperand(0)) || nonNegative(def->getOperand(1));
+  if (isa<arith::SelectOp>(def))
+    return nonNegative(def->getOperand(1)) && nonNegative(def->getOperand(2));
   if (isa<SplatOp, arith::ExtSIOp, arith::ExtUIOp>(def))
     return nonNegative(def->getOperand(0));
   if (isa<IotaOp>(def))
@@ -126,13 +139,24 @@ bool isRowOffset(Value v, Value y, unsigned inner, int64_t stride) {
   return false;
 }
 
+/// Whether `v` is computed from `y`.
+bool dependsOn(Value v, Value y) {
+  if (v == y)
+    return true;
+  Operation *def = v.getDefiningOp();
+  if (!def || def->getNumRegions())
+    return false;
+  return llvm::any_of(def->getOperands(),
+                      [&](Value o) { return dependsOn(o, y); });
+}
+
 /// Every addend of the pointer chain is loop-invariant except exactly one
 /// row offset of `y`.
 bool pointerMovesOnlyByRow(scf::ForOp loop, Value ptr, Value y, unsigned inner,
                            int64_t stride) {
   int rowTerms = 0;
   while (true) {
-    if (isInvariant(loop, ptr))
+    if (!dependsOn(ptr, y) && isInvariant(loop, ptr))
       return rowTerms == 1;
     Operation *def = ptr.getDefiningOp();
     if (auto b = dyn_cast_or_null<BroadcastOp>(def)) {
@@ -145,7 +169,7 @@ bool pointerMovesOnlyByRow(scf::ForOp loop, Value ptr, Value y, unsigned inner,
       Value off = add.getOffset();
       if (isRowOffset(off, y, inner, stride))
         ++rowTerms;
-      else if (!isInvariant(loop, off))
+      else if (dependsOn(off, y) || !isInvariant(loop, off))
         return false;
       ptr = add.getPtr();
     } else {
@@ -154,25 +178,13 @@ bool pointerMovesOnlyByRow(scf::ForOp loop, Value ptr, Value y, unsigned inner,
   }
 }
 
-std::optional<Match> match(scf::ForOp loop, LoadOp load,
-                           const AxisAnalysis &axes) {
+/// The box checks shared by both kinds of copies: a 2-D box of a
+/// row-major tensor masked exactly by `Y < bound` (see the file comment).
+/// `loop` is null for a load outside loops.
+std::optional<Match> matchBox(scf::ForOp loop, LoadOp load, DotOp dot,
+                              const AxisAnalysis &axes) {
   auto type = cast<TileType>(load.getType());
-  if (type.getRank() != 2 ||
-      !(type.getElementType().isBF16() || type.getElementType().isF16()) ||
-      !load->hasOneUse())
-    return std::nullopt;
-  auto dot = dyn_cast<DotOp>(*load->user_begin());
-  if (!dot || dot.getB() != load.getResult() || dot->getBlock() != load->getBlock() ||
-      dot.getA() == load.getResult())
-    return std::nullopt;
   if (!load.getMask() || (load.getOther() && !isZero(load.getOther())))
-    return std::nullopt;
-  // The dot must become wgmma (the only reader of a slot): whole warpgroups,
-  // each warp on its own 16 rows of 64-row blocks, N <= 256.
-  int64_t warps = getNumWarps(load->getParentOfType<func::FuncOp>());
-  int64_t rowsM = cast<TileType>(dot.getA().getType()).getDimSize(0);
-  if (warps % 4 || rowsM < 16 * warps || rowsM % 64 || type.getDimSize(1) % 8 ||
-      type.getDimSize(1) > 256 || type.getDimSize(0) % 16)
     return std::nullopt;
   const AxisInfo *info = axes.lookup(load.getPtr());
   std::optional<unsigned> inner = axes.contiguousDim(load.getPtr());
@@ -200,7 +212,7 @@ std::optional<Match> match(scf::ForOp loop, LoadOp load,
   const AxisInfo *yInfo = axes.lookup(y);
   // TMA coordinates are i32: so must the row index and the loop be.
   if (!cast<TileType>(y.getType()).getElementType().isInteger(32) ||
-      !loop.getInductionVar().getType().isInteger(32))
+      (loop && !loop.getInductionVar().getType().isInteger(32)))
     return std::nullopt;
   if (!boundSplat || !isInvariant(loop, boundSplat.getOperand()) ||
       !boundSplat.getOperand().getType().isInteger(32) || !yInfo ||
@@ -209,6 +221,57 @@ std::optional<Match> match(scf::ForOp loop, LoadOp load,
   if (!pointerMovesOnlyByRow(loop, load.getPtr(), y, *inner, *stride))
     return std::nullopt;
   return Match{load, dot, *inner, *stride, y, boundSplat.getOperand()};
+}
+
+/// A load in a loop body that only one dot's B operand reads.
+std::optional<Match> match(scf::ForOp loop, LoadOp load,
+                           const AxisAnalysis &axes) {
+  auto type = cast<TileType>(load.getType());
+  if (type.getRank() != 2 ||
+      !(type.getElementType().isBF16() || type.getElementType().isF16()) ||
+      !load->hasOneUse())
+    return std::nullopt;
+  auto dot = dyn_cast<DotOp>(*load->user_begin());
+  if (!dot || dot.getB() != load.getResult() || dot->getBlock() != load->getBlock() ||
+      dot.getA() == load.getResult())
+    return std::nullopt;
+  // The dot must become wgmma (the only reader of a slot): whole warpgroups,
+  // each warp on its own 16 rows of 64-row blocks, N <= 256.
+  int64_t warps = getNumWarps(load->getParentOfType<func::FuncOp>());
+  int64_t rowsM = cast<TileType>(dot.getA().getType()).getDimSize(0);
+  if (warps % 4 || rowsM < 16 * warps || rowsM % 64 || type.getDimSize(1) % 8 ||
+      type.getDimSize(1) > 256 || type.getDimSize(0) % 16)
+    return std::nullopt;
+  return matchBox(loop, load, dot, axes);
+}
+
+/// A load outside loops (in the kernel's body) that only A operands of
+/// dots read, K contiguous, each dot's B read from a slot (`slotDots`):
+/// one copy into a one-stage slot, read in place by wgmma (Q of
+/// flash_fwd: its registers go to the softmax).
+std::optional<Match> matchA(LoadOp load, const DenseSet<Operation *> &slotDots,
+                            const AxisAnalysis &axes) {
+  auto type = cast<TileType>(load.getType());
+  if (type.getRank() != 2 || load.use_empty() ||
+      !(type.getElementType().isBF16() || type.getElementType().isF16()) ||
+      !isa<func::FuncOp>(load->getParentOp()))
+    return std::nullopt;
+  DotOp dot;
+  for (Operation *user : load->getUsers()) {
+    auto d = dyn_cast<DotOp>(user);
+    if (!d || d.getA() != load.getResult() || d.getB() == load.getResult() ||
+        !slotDots.contains(d))
+      return std::nullopt;
+    dot = d;
+  }
+  int64_t warps = getNumWarps(load->getParentOfType<func::FuncOp>());
+  int64_t rowsM = type.getDimSize(0);
+  if (warps % 4 || rowsM < 16 * warps || rowsM % 64)
+    return std::nullopt;
+  std::optional<Match> m = matchBox(nullptr, load, dot, axes);
+  if (!m || m->inner != 1)
+    return std::nullopt;
+  return m;
 }
 
 /// Whether scalar `v` is provably a multiple of `k`.
@@ -390,8 +453,50 @@ LogicalResult rewrite(scf::ForOp loop, const Match &mt, int64_t slot,
   return success();
 }
 
-/// Shared memory the TMA stages may take (of the H100's 227 KiB per block).
-constexpr int64_t kTmaSharedBudget = 200 * 1024;
+/// A load outside loops (matchA) as one copy into a one-stage slot and its
+/// wait, where the load was.
+LogicalResult rewriteA(Match mt, int64_t slot) {
+  LoadOp load = mt.load;
+  Location loc = load.getLoc();
+  auto type = cast<TileType>(load.getType());
+  OpBuilder b(load);
+  IRMapping none;
+  FailureOr<Value> p0 = originOf(b, nullptr, load.getPtr(), none);
+  FailureOr<Value> y0 = failed(p0) ? p0 : originOf(b, nullptr, mt.rowIndex, none);
+  if (failed(y0))
+    return failure();
+  Value y64 = arith::ExtSIOp::create(b, loc, b.getI64Type(), *y0);
+  Value back = arith::SubIOp::create(
+      b, loc, arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0)),
+      arith::MulIOp::create(b, loc, y64,
+                            arith::ConstantOp::create(
+                                b, loc, b.getI64IntegerAttr(mt.stride))));
+  Value row0 = AddPtrOp::create(b, loc, p0->getType(), *p0, back);
+  FailureOr<std::pair<Value, Value>> split = splitRows(b, loc, row0, mt.stride);
+  if (failed(split))
+    return failure();
+  auto [arg, rowBase] = *split;
+  Value zero = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0));
+  Value yes = arith::ConstantOp::create(b, loc, b.getBoolAttr(true));
+  TmaCopyOp::create(b, loc, arg, arith::AddIOp::create(b, loc, rowBase, *y0),
+                    zero, yes, b.getI64IntegerAttr(slot), b.getI64IntegerAttr(1),
+                    b.getDenseI64ArrayAttr(type.getShape()),
+                    b.getI64IntegerAttr(mt.inner),
+                    b.getI64IntegerAttr(mt.stride));
+  Value valid = arith::SubIOp::create(b, loc, mt.bound, *y0);
+  auto wait = TmaWaitOp::create(b, loc, type, zero, zero, valid,
+                                b.getI64IntegerAttr(slot),
+                                b.getI64IntegerAttr(mt.inner));
+  load.replaceAllUsesWith(wait.getResult());
+  load.erase();
+  return success();
+}
+
+/// Shared memory the TMA rings may take (of the H100's 227 KiB per block),
+/// and all TMA slots with the one-stage ones (the rest is left for
+/// barriers, alignment and scratch buffers).
+constexpr int64_t kRingBudget = 200 * 1024;
+constexpr int64_t kTmaSharedBudget = 224 * 1024;
 
 struct TmaLoadsPass : public mlir::tile::impl::TileTmaLoadsBase<TmaLoadsPass> {
   using TileTmaLoadsBase::TileTmaLoadsBase;
@@ -422,18 +527,40 @@ struct TmaLoadsPass : public mlir::tile::impl::TileTmaLoadsBase<TmaLoadsPass> {
             if (std::optional<Match> m = match(loop, ld, axes))
               matches.push_back({loop, *m});
       });
-      // Stages: the kernel's TMA_STAGES (default 2), fewer where the
-      // slots would not fit in shared memory.
-      int64_t stageBytes = 0;
+      // A operands outside loops of the dots whose B becomes a copy.
+      DenseSet<Operation *> slotDots;
       for (auto &m : matches)
-        stageBytes += cast<TileType>(m.second.load.getType()).getNumElements() * 2;
+        slotDots.insert(m.second.dot);
+      SmallVector<Match> aMatches;
+      if (!slotDots.empty() && getKernelParam(fn, "TMA_A", false))
+        for (Operation &op : fn.getBody().front())
+          if (auto ld = dyn_cast<LoadOp>(op))
+            if (std::optional<Match> m = matchA(ld, slotDots, axes))
+              aMatches.push_back(*m);
+      // Stages: the kernel's TMA_STAGES (default 2), fewer where the
+      // rings would not fit in kRingBudget; the one-stage A slots only
+      // where they fit with the rings in kTmaSharedBudget.
+      auto bytesOf = [](Match m) {
+        return cast<TileType>(m.load.getType()).getNumElements() * 2;
+      };
+      int64_t stageBytes = 0, aBytes = 0;
+      for (auto &m : matches)
+        stageBytes += bytesOf(m.second);
       int64_t stages = getKernelParam(fn, "TMA_STAGES", 2);
-      while (stages > 2 && stages * stageBytes > kTmaSharedBudget)
+      while (stages > 2 && stages * stageBytes > kRingBudget)
         --stages;
+      for (Match m : aMatches)
+        aBytes += bytesOf(m);
+      if (stages * stageBytes + aBytes > kTmaSharedBudget)
+        aMatches.clear();
       // Last first, so that the copies at the top of a loop body come out
       // in program order (each rewrite inserts at the top).
       for (int64_t i = int64_t(matches.size()) - 1; i >= 0; --i)
         (void)rewrite(matches[i].first, matches[i].second, i, stages);
+      int64_t slot = matches.size();
+      for (Match m : aMatches)
+        if (succeeded(rewriteA(m, slot)))
+          ++slot;
     });
   }
 };

@@ -705,7 +705,7 @@ func.func @tma_copy_base(%p: !tile.ptr<bf16>, %n: i32, %ok: i1) {
 // -----
 
 func.func @tma_copy_stages(%p: !tile.ptr<bf16>, %n: i32, %ok: i1) {
-  // expected-error @+1 {{'tile.tma_copy' op `stages` must be 2, 3 or 4, not 5}}
+  // expected-error @+1 {{'tile.tma_copy' op `stages` must be 1 to 4, not 5}}
   tile.tma_copy %p, %n, %n, %ok {slot = 0 : i64, stages = 5 : i64, shape = array<i64: 64, 64>, inner_dim = 0 : i64, row_stride = 64 : i64} : !tile.ptr<bf16>
   return
 }

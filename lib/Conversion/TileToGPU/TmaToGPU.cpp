@@ -10,12 +10,13 @@
 // so no program builds one. With three or more stages, at copy `iter`
 // every warp arrives on the empty barrier of stage iter % stages and
 // thread 0 waits until every warp has passed copy iter - (stages - 2) (no
-// CTA barrier: the other warps never wait for it); with two stages a CTA
-// barrier precedes the copy. Thread 0 then starts the copy (expect_tx on the
+// CTA barrier: the other warps never wait for it); with two stages (and in
+// a one-stage slot, copied once) a CTA barrier precedes the copy. Thread 0 then starts the copy (expect_tx on the
 // stage's full barrier, then one cp.async.bulk.tensor per 64-element slab
 // of a row); every thread waits on the barrier's phase parity, then the rows
-// past the valid ones are zeroed. wgmma reads the slot in place
-// (WgmmaToGPU.cpp), so tma_wait yields no registers.
+// past the valid ones are zeroed. wgmma reads the slot in place, as a dot's
+// B or (K contiguous) A operand (WgmmaToGPU.cpp), so tma_wait yields no
+// registers.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Conversion/TileToGPU/ThreadLayout.h"
@@ -163,10 +164,10 @@ struct TmaCopyLowering : TilePattern<TmaCopyOp> {
     for (int64_t s = 0; s < slabs; ++s)
       cons += ",r";
     std::string text;
-    if (stages == 2) {
+    if (stages <= 2) {
       // Two stages: the copy must wait for every warp to reach it anyway;
       // a CTA barrier does that (faster than the empty barriers at D = 64
-      // on H100, bench/NOTES.md entry 19).
+      // on H100, bench/NOTES.md entry 19). One stage: a single copy.
       gpu::BarrierOp::create(rw, loc);
       text = expect + copies;
     } else {
@@ -202,8 +203,10 @@ struct TmaWaitLowering : TilePattern<TmaWaitOp> {
                   ConversionPatternRewriter &rw) const override {
     for (OpOperand &use : op->getUses()) {
       auto dot = dyn_cast<DotOp>(use.getOwner());
-      if (!dot || use.getOperandNumber() != 1)
-        return op.emitError("a tma_wait result may only be a dot's B operand");
+      bool asA = use.getOperandNumber() == 0 && op.getInnerDim() == 1;
+      if (!dot || !(use.getOperandNumber() == 1 || asA))
+        return op.emitError("a tma_wait result may only be a dot's B operand "
+                            "or, with inner_dim 1, its A operand");
     }
     if (state.arch != "sm_90a")
       return op.emitError("tma_wait needs sm_90a, not ") << state.arch;

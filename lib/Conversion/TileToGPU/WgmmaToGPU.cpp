@@ -2,7 +2,8 @@
 //
 // On sm_90a a warpgroup (4 consecutive warps) multiplies 64 x N x 16 with
 // one asynchronous `wgmma.mma_async`: A comes from registers in the same
-// fragment layout mma.sync uses (so P still never leaves registers), B from
+// fragment layout mma.sync uses (so P still never leaves registers) or, read
+// in place from a TMA slot (K contiguous), through a descriptor; B from
 // shared memory through a matrix descriptor, the accumulator is the
 // mma.sync C layout repeated over N. The accumulator layout of
 // tile-assign-layouts puts warp w on rows 16w.. of each 64-row block, which
@@ -145,8 +146,9 @@ lowering::lowerDotToWgmma(DotOp op, Value a, Value bv, Value acc,
                           ConversionPatternRewriter &rw, KernelInfo &ki) {
   // B already in a TMA slot (tile-tma-loads checked that this dot fits).
   auto fromSlot = op.getB().getDefiningOp<TmaWaitOp>();
+  auto aSlot = op.getA().getDefiningOp<TmaWaitOp>(); // K-major, in place
   auto misfit = [&]() -> std::optional<LogicalResult> {
-    if (!fromSlot)
+    if (!fromSlot && !aSlot)
       return std::nullopt; // mma.sync instead
     return op.emitError("dot reading a TMA slot does not fit wgmma");
   };
@@ -164,8 +166,9 @@ lowering::lowerDotToWgmma(DotOp op, Value a, Value bv, Value acc,
                          : leadingRegsAlong(lb, 0) > 1;
   unsigned inner = kMajor ? 0 : 1;
   int64_t innerSize = tb.getDimSize(inner), outerSize = tb.getDimSize(1 - inner);
-  if (!fitsWarpgroup(la) || !fitsWarpgroup(lc) ||
-      !llvm::equal(la.getWarps(), lc.getWarps()) || mSize < 64 ||
+  if ((!aSlot && (!fitsWarpgroup(la) ||
+                  !llvm::equal(la.getWarps(), lc.getWarps()))) ||
+      !fitsWarpgroup(lc) || mSize < 64 ||
       nSize % 8 != 0 || nSize > 256 || kSize % 16 != 0 || innerSize % 64 != 0 ||
       outerSize % 8 != 0)
     return misfit();
@@ -181,7 +184,7 @@ lowering::lowerDotToWgmma(DotOp op, Value a, Value bv, Value acc,
     SmallVector<int64_t> regs;
     for (int64_t i = 0; i < nSize / 2; ++i)
       regs.push_back(ic.at(m0 + 8 * ((i >> 1) & 1), (i & 1) + 8 * (i >> 2)));
-    for (int64_t k0 = 0; k0 < kSize; k0 += 16) {
+    for (int64_t k0 = 0; k0 < kSize && !aSlot; k0 += 16) {
       SmallVector<int64_t> ar = {ia.at(m0, k0),         ia.at(m0, k0 + 1),
                                  ia.at(m0 + 8, k0),     ia.at(m0 + 8, k0 + 1),
                                  ia.at(m0, k0 + 8),     ia.at(m0, k0 + 9),
@@ -235,8 +238,44 @@ lowering::lowerDotToWgmma(DotOp op, Value a, Value bv, Value acc,
         arith::ConstantOp::create(rw, loc, rw.getI64IntegerAttr(int64_t(fixed))));
   };
 
+  // A in a slot (K-major, like B above): 64-element slabs of M rows; the
+  // block at row m0 of this warpgroup (whose rows start where the warp bits
+  // past the first two of the accumulator layout put them) starts that many
+  // 128-byte rows into each slab.
+  Value aBase;
+  if (aSlot) {
+    if (int64_t(aSlot.getSlot()) >= int64_t(ki.slots.size()))
+      return op.emitError("dot reads a TMA slot without shared memory");
+    aBase = ki.slots[aSlot.getSlot()].bufferOf(
+        rw, loc, rw.getRemappedValue(aSlot.getStage()));
+    ArrayRef<int64_t> w = lc.getWarps();
+    for (unsigned i = 2; i < lc.getNumWarpBits(); ++i) {
+      Value bit = arith::AndIOp::create(
+          rw, loc, arith::ShRUIOp::create(rw, loc, ki.warp, i32Const(rw, loc, i)),
+          i32Const(rw, loc, 1));
+      aBase = arith::AddIOp::create(
+          rw, loc, aBase,
+          arith::MulIOp::create(rw, loc, bit,
+                                i32Const(rw, loc, w[2 * i] * kSwizzleBytes)));
+    }
+  }
+  uint64_t aFixed = (uint64_t(1) << 16) | (uint64_t((kAtomBytes >> 4) & 0x3FFF) << 32) |
+                    (uint64_t(1) << 62);
+  auto aDescAt = [&](int64_t m0, int64_t k0) -> Value {
+    int64_t off = (k0 / 64) * mSize * kSwizzleBytes + m0 * kSwizzleBytes +
+                  (k0 % 64) * eltBytes;
+    Value start = arith::ShRUIOp::create(
+        rw, loc, arith::AddIOp::create(rw, loc, aBase, i32Const(rw, loc, off)),
+        i32Const(rw, loc, 4));
+    return arith::OrIOp::create(
+        rw, loc, arith::ExtUIOp::create(rw, loc, i64, start),
+        arith::ConstantOp::create(rw, loc, rw.getI64IntegerAttr(int64_t(aFixed))));
+  };
+
   // --- The multiply: one wgmma per (64-row block, k step of 16).
-  SmallVector<Value> av = unpack(rw, loc, a), cv = unpack(rw, loc, acc);
+  SmallVector<Value> av, cv = unpack(rw, loc, acc);
+  if (!aSlot)
+    av = unpack(rw, loc, a);
   NVVM::WgmmaFenceAlignedOp::create(rw, loc);
   std::string ty = elt.isBF16() ? "bf16" : "f16";
   int64_t nAcc = nSize / 2;
@@ -249,11 +288,22 @@ lowering::lowerDotToWgmma(DotOp op, Value a, Value bv, Value acc,
     text += (i ? ", $" : "$") + std::to_string(i);
     cons += "=f,";
   }
-  text += "}, {$" + std::to_string(nAcc) + ", $" + std::to_string(nAcc + 1) +
-          ", $" + std::to_string(nAcc + 2) + ", $" + std::to_string(nAcc + 3) +
-          "}, $" + std::to_string(nAcc + 4) + ", p, 1, 1, " +
-          (kMajor ? "0" : "1") + ";\n}";
-  cons += "r,r,r,r,l,r";
+  if (aSlot) { // A descriptor, B descriptor, scale-d, scales, transposes
+    text = "{\n.reg .pred p;\nsetp.ne.b32 p, $" + std::to_string(nAcc + 2) +
+           ", 0;\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(nSize) +
+           "k16.f32." + ty + "." + ty + " {";
+    for (int64_t i = 0; i < nAcc; ++i)
+      text += (i ? ", $" : "$") + std::to_string(i);
+    text += "}, $" + std::to_string(nAcc) + ", $" + std::to_string(nAcc + 1) +
+            ", p, 1, 1, 0, " + (kMajor ? "0" : "1") + ";\n}";
+    cons += "l,l,r";
+  } else {
+    text += "}, {$" + std::to_string(nAcc) + ", $" + std::to_string(nAcc + 1) +
+            ", $" + std::to_string(nAcc + 2) + ", $" + std::to_string(nAcc + 3) +
+            "}, $" + std::to_string(nAcc + 4) + ", p, 1, 1, " +
+            (kMajor ? "0" : "1") + ";\n}";
+    cons += "r,r,r,r,l,r";
+  }
   for (int64_t i = 0; i < nAcc; ++i)
     cons += "," + std::to_string(i);
   auto f32 = rw.getF32Type();
@@ -263,10 +313,14 @@ lowering::lowerDotToWgmma(DotOp op, Value a, Value bv, Value acc,
   int64_t kSteps = kSize / 16;
   for (size_t blk = 0; blk < blocks.size(); ++blk) {
     for (int64_t ks = 0; ks < kSteps; ++ks) {
-      ArrayRef<int64_t> ar = aRegs[blk * kSteps + ks];
       SmallVector<Value> ops;
-      for (int j = 0; j < 8; j += 2)
-        ops.push_back(packPair(rw, loc, elt, av[ar[j]], av[ar[j + 1]]));
+      if (aSlot) {
+        ops.push_back(aDescAt(blocks[blk], ks * 16));
+      } else {
+        ArrayRef<int64_t> ar = aRegs[blk * kSteps + ks];
+        for (int j = 0; j < 8; j += 2)
+          ops.push_back(packPair(rw, loc, elt, av[ar[j]], av[ar[j + 1]]));
+      }
       ops.push_back(descAt(ks * 16));
       ops.push_back(one);
       for (int64_t r : accRegs[blk])
