@@ -317,6 +317,23 @@ FailureOr<std::pair<Value, Value>> splitRows(OpBuilder &b, Location loc,
       Value(arg), Value(arith::TruncIOp::create(b, loc, b.getI32Type(), rows)));
 }
 
+/// `p` addresses row `y` of a box of rows `stride` elements apart: the
+/// kernel argument behind it and the row of that argument where the box's
+/// row 0 sits (splitRows of p - y * stride).
+FailureOr<std::pair<Value, Value>> argumentRows(OpBuilder &b, Location loc,
+                                                Value p, Value y,
+                                                int64_t stride) {
+  auto i64 = [&](int64_t v) {
+    return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v));
+  };
+  Value back = arith::SubIOp::create(
+      b, loc, i64(0),
+      arith::MulIOp::create(
+          b, loc, arith::ExtSIOp::create(b, loc, b.getI64Type(), y), i64(stride)));
+  return splitRows(b, loc, AddPtrOp::create(b, loc, p.getType(), p, back),
+                   stride);
+}
+
 /// Builds the scalar value of tile `v` at coordinate 0 (iota -> 0), with
 /// the values of `map` substituted (the induction variable).
 FailureOr<Value> originOf(OpBuilder &b, scf::ForOp loop, Value v,
@@ -407,15 +424,9 @@ LogicalResult rewrite(scf::ForOp loop, const Match &mt, int64_t slot,
   FailureOr<Value> y0 = failed(p0) ? p0 : originOf(b, loop, mt.rowIndex, first);
   if (failed(y0))
     return failure();
-  Value y64 = arith::ExtSIOp::create(b, loc, b.getI64Type(), *y0);
-  Value back = arith::SubIOp::create(
-      b, loc, arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0)),
-      arith::MulIOp::create(b, loc, y64,
-                            arith::ConstantOp::create(
-                                b, loc, b.getI64IntegerAttr(mt.stride))));
-  Value row0 = AddPtrOp::create(b, loc, p0->getType(), *p0, back);
   // Row 0 of the masked tensor is `rowBase` rows into the argument's.
-  FailureOr<std::pair<Value, Value>> split = splitRows(b, loc, row0, mt.stride);
+  FailureOr<std::pair<Value, Value>> split =
+      argumentRows(b, loc, *p0, *y0, mt.stride);
   if (failed(split))
     return failure();
   auto [arg, rowBase] = *split;
@@ -465,14 +476,8 @@ LogicalResult rewriteA(Match mt, int64_t slot) {
   FailureOr<Value> y0 = failed(p0) ? p0 : originOf(b, nullptr, mt.rowIndex, none);
   if (failed(y0))
     return failure();
-  Value y64 = arith::ExtSIOp::create(b, loc, b.getI64Type(), *y0);
-  Value back = arith::SubIOp::create(
-      b, loc, arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0)),
-      arith::MulIOp::create(b, loc, y64,
-                            arith::ConstantOp::create(
-                                b, loc, b.getI64IntegerAttr(mt.stride))));
-  Value row0 = AddPtrOp::create(b, loc, p0->getType(), *p0, back);
-  FailureOr<std::pair<Value, Value>> split = splitRows(b, loc, row0, mt.stride);
+  FailureOr<std::pair<Value, Value>> split =
+      argumentRows(b, loc, *p0, *y0, mt.stride);
   if (failed(split))
     return failure();
   auto [arg, rowBase] = *split;

@@ -26,7 +26,7 @@ module attributes {tile.arch = "sm_80"} {
 // RUN: not tile-opt %s -split-input-file -convert-tile-to-gpu 2>/dev/null | FileCheck %s --check-prefix=OK
 // OK-LABEL: gpu.func @eight_warps
 // OK: bar.sync $0, 256;
-// OK: bar.arrive $1, 256;
+// OK: @p bar.arrive $0, 256;
 module attributes {tile.arch = "sm_90a"} {
   func.func @eight_warps() attributes {tile.kernel, tile.num_warps = 8 : i64} {
     tile.turn_wait

@@ -31,40 +31,39 @@ Value warpgroup(OpBuilder &b, Location loc, KernelInfo &ki) {
   return arith::ShRUIOp::create(b, loc, ki.warp, i32Const(b, loc, 2));
 }
 
-struct TurnWaitLowering : TilePattern<TurnWaitOp> {
-  using TilePattern::TilePattern;
-  LogicalResult
-  matchAndRewrite(TurnWaitOp op, OpAdaptor,
-                  ConversionPatternRewriter &rw) const override {
-    if (failed(needsTwoWarpgroups(op, state)))
-      return failure();
-    Location loc = op.getLoc();
-    Value id = arith::AddIOp::create(rw, loc, warpgroup(rw, loc, kernel(op)),
-                                     i32Const(rw, loc, 1));
-    ptx(rw, loc, Type(), ValueRange{id},
-        "bar.sync $0, " + std::to_string(kTurnThreads) + ";", "r",
-        /*sideEffects=*/true);
-    rw.eraseOp(op);
-    return success();
+/// `instr` (bar.sync or bar.arrive) on named barrier `id` of the two
+/// warpgroups; with `cond` (i32) only where it is non-zero.
+void namedBarrier(OpBuilder &b, Location loc, StringRef instr, Value id,
+                  Value cond = {}) {
+  std::string text = instr.str() + " $0, " + std::to_string(kTurnThreads) + ";";
+  if (!cond) {
+    ptx(b, loc, Type(), ValueRange{id}, text, "r", /*sideEffects=*/true);
+    return;
   }
-};
+  ptx(b, loc, Type(), ValueRange{id, cond},
+      "{\n.reg .pred p;\nsetp.ne.b32 p, $1, 0;\n@p " + text + "\n}", "r,r",
+      /*sideEffects=*/true);
+}
 
-struct TurnPassLowering : TilePattern<TurnPassOp> {
-  using TilePattern::TilePattern;
+/// turn_wait: warpgroup g waits on barrier 1 + g. turn_pass: it arrives on
+/// 2 - g; `first`: only warpgroup 1 does, on warpgroup 0's barrier.
+template <typename Op, bool Wait>
+struct TurnLowering : TilePattern<Op> {
+  using TilePattern<Op>::TilePattern;
   LogicalResult
-  matchAndRewrite(TurnPassOp op, OpAdaptor,
+  matchAndRewrite(Op op, typename Op::Adaptor,
                   ConversionPatternRewriter &rw) const override {
-    if (failed(needsTwoWarpgroups(op, state)))
+    if (failed(needsTwoWarpgroups(op, this->state)))
       return failure();
     Location loc = op.getLoc();
-    Value g = warpgroup(rw, loc, kernel(op));
-    std::string arrive = "bar.arrive $1, " + std::to_string(kTurnThreads) + ";";
-    // first: warpgroup 1 arrives on warpgroup 0's barrier (1).
-    Value cond = op.getFirst() ? g : i32Const(rw, loc, 1);
-    Value id = arith::SubIOp::create(rw, loc, i32Const(rw, loc, 2), g);
-    ptx(rw, loc, Type(), ValueRange{cond, id},
-        "{\n.reg .pred p;\nsetp.ne.b32 p, $0, 0;\n@p " + arrive + "\n}", "r,r",
-        /*sideEffects=*/true);
+    Value g = warpgroup(rw, loc, this->kernel(op));
+    if constexpr (Wait)
+      namedBarrier(rw, loc, "bar.sync",
+                   arith::AddIOp::create(rw, loc, g, i32Const(rw, loc, 1)));
+    else
+      namedBarrier(rw, loc, "bar.arrive",
+                   arith::SubIOp::create(rw, loc, i32Const(rw, loc, 2), g),
+                   op.getFirst() ? g : i32Const(rw, loc, 1));
     rw.eraseOp(op);
     return success();
   }
@@ -73,5 +72,6 @@ struct TurnPassLowering : TilePattern<TurnPassOp> {
 
 void lowering::populateTurnPatterns(TypeConverter &tc, RewritePatternSet &p,
                                     LoweringState &s) {
-  p.add<TurnWaitLowering, TurnPassLowering>(tc, p.getContext(), s);
+  p.add<TurnLowering<TurnWaitOp, true>, TurnLowering<TurnPassOp, false>>(
+      tc, p.getContext(), s);
 }

@@ -73,6 +73,34 @@ Value swizzledOffset(OpBuilder &b, Location loc, Value outer, Value inner,
       arith::AddIOp::create(
           b, loc, arith::MulIOp::create(b, loc, chunk, c(16)), within));
 }
+/// wgmma matrix descriptor of the 128-byte swizzled operand at shared
+/// address `base` + `off`: start >> 4 (bits 0-13), leading byte offset >> 4
+/// (16-29), stride byte offset >> 4 (32-45: 8-row groups 1024 bytes apart),
+/// 128-byte swizzle (62-63). K-major: a k step of 16 moves 32 bytes inside
+/// the swizzle row (the next 64-element slab every 64; LBO unused, 16);
+/// N-major: the 64-column slabs are LBO apart.
+Value descriptor(OpBuilder &b, Location loc, Value base, int64_t off,
+                 int64_t lbo) {
+  uint64_t fixed = (uint64_t((lbo >> 4) & 0x3FFF) << 16) |
+                   (uint64_t((kAtomBytes >> 4) & 0x3FFF) << 32) |
+                   (uint64_t(1) << 62);
+  Value start = arith::ShRUIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, base, i32Const(b, loc, off)),
+      i32Const(b, loc, 4));
+  return arith::OrIOp::create(
+      b, loc, arith::ExtUIOp::create(b, loc, b.getI64Type(), start),
+      arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(int64_t(fixed))));
+}
+
+/// Shared address of the stage a tma_wait names (the dot reads it in place).
+FailureOr<Value> slotBuffer(DotOp op, TmaWaitOp wait,
+                            ConversionPatternRewriter &rw, KernelInfo &ki) {
+  if (int64_t(wait.getSlot()) >= int64_t(ki.slots.size()))
+    return op.emitError("dot reads a TMA slot without shared memory");
+  return ki.slots[wait.getSlot()].bufferOf(
+      rw, op.getLoc(), rw.getRemappedValue(wait.getStage()));
+}
+
 /// Stores B (layout `lb`) to a new shared buffer in the swizzled slab
 /// layout; returns the buffer's (1024-byte aligned) address once every
 /// thread's stores are visible to wgmma.
@@ -206,36 +234,21 @@ lowering::lowerDotToWgmma(DotOp op, Value a, Value bv, Value acc,
   int64_t eltBytes = 2;
   Value base;
   if (fromSlot) {
-    if (int64_t(fromSlot.getSlot()) >= int64_t(ki.slots.size()))
-      return op.emitError("dot reads a TMA slot without shared memory");
-    base = ki.slots[fromSlot.getSlot()].bufferOf(
-        rw, loc, rw.getRemappedValue(fromSlot.getStage()));
+    FailureOr<Value> at = slotBuffer(op, fromSlot, rw, ki);
+    if (failed(at))
+      return failure();
+    base = *at;
   } else {
     base = storeSwizzled(rw, loc, ki, elt, lb, bv, kMajor, outerSize,
                          kSize * nSize);
   }
 
-  // --- Descriptors: start >> 4 (bits 0-13), leading byte offset >> 4
-  // (16-29), stride byte offset >> 4 (32-45), 128-byte swizzle (62-63).
-  // K-major: 8-row groups of N are SBO = 1024 apart, a k step of 16 moves
-  // 32 bytes inside the swizzle row (the next slab every 64). N-major: the
-  // 64-column slabs are LBO apart, 8-row groups of K SBO = 1024 apart.
+  // --- Descriptors (`descriptor`): B's k step k0 in its slabs.
   int64_t slabBytes = outerSize * kSwizzleBytes;
-  int64_t lbo = kMajor ? 16 : slabBytes;
-  uint64_t fixed = (uint64_t((lbo >> 4) & 0x3FFF) << 16) |
-                   (uint64_t((kAtomBytes >> 4) & 0x3FFF) << 32) |
-                   (uint64_t(1) << 62);
-  auto i64 = rw.getI64Type();
-  auto descAt = [&](int64_t k0) -> Value {
+  auto descAt = [&](int64_t k0) {
     int64_t off = kMajor ? (k0 / 64) * slabBytes + (k0 % 64) * eltBytes
                          : k0 * kSwizzleBytes;
-    Value start = arith::ShRUIOp::create(
-        rw, loc, arith::AddIOp::create(rw, loc, base, i32Const(rw, loc, off)),
-        i32Const(rw, loc, 4));
-    Value s64 = arith::ExtUIOp::create(rw, loc, i64, start);
-    return arith::OrIOp::create(
-        rw, loc, s64,
-        arith::ConstantOp::create(rw, loc, rw.getI64IntegerAttr(int64_t(fixed))));
+    return descriptor(rw, loc, base, off, kMajor ? 16 : slabBytes);
   };
 
   // A in a slot (K-major, like B above): 64-element slabs of M rows; the
@@ -244,10 +257,10 @@ lowering::lowerDotToWgmma(DotOp op, Value a, Value bv, Value acc,
   // 128-byte rows into each slab.
   Value aBase;
   if (aSlot) {
-    if (int64_t(aSlot.getSlot()) >= int64_t(ki.slots.size()))
-      return op.emitError("dot reads a TMA slot without shared memory");
-    aBase = ki.slots[aSlot.getSlot()].bufferOf(
-        rw, loc, rw.getRemappedValue(aSlot.getStage()));
+    FailureOr<Value> at = slotBuffer(op, aSlot, rw, ki);
+    if (failed(at))
+      return failure();
+    aBase = *at;
     ArrayRef<int64_t> w = lc.getWarps();
     for (unsigned i = 2; i < lc.getNumWarpBits(); ++i) {
       Value bit = arith::AndIOp::create(
@@ -259,17 +272,10 @@ lowering::lowerDotToWgmma(DotOp op, Value a, Value bv, Value acc,
                                 i32Const(rw, loc, w[2 * i] * kSwizzleBytes)));
     }
   }
-  uint64_t aFixed = (uint64_t(1) << 16) | (uint64_t((kAtomBytes >> 4) & 0x3FFF) << 32) |
-                    (uint64_t(1) << 62);
-  auto aDescAt = [&](int64_t m0, int64_t k0) -> Value {
+  auto aDescAt = [&](int64_t m0, int64_t k0) {
     int64_t off = (k0 / 64) * mSize * kSwizzleBytes + m0 * kSwizzleBytes +
                   (k0 % 64) * eltBytes;
-    Value start = arith::ShRUIOp::create(
-        rw, loc, arith::AddIOp::create(rw, loc, aBase, i32Const(rw, loc, off)),
-        i32Const(rw, loc, 4));
-    return arith::OrIOp::create(
-        rw, loc, arith::ExtUIOp::create(rw, loc, i64, start),
-        arith::ConstantOp::create(rw, loc, rw.getI64IntegerAttr(int64_t(aFixed))));
+    return descriptor(rw, loc, aBase, off, 16);
   };
 
   // --- The multiply: one wgmma per (64-row block, k step of 16).
