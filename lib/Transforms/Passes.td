@@ -57,7 +57,10 @@ def TileTmaLoads : Pass<"tile-tma-loads", "mlir::ModuleOp"> {
     fit in 200 KiB; other values are an error on every target): the first
     copy before the loop, each iteration starting the next copy at its top
     and waiting for its own. Rows past the bound read as zero, as the mask
-    made them.
+    made them. With `TMA_A = true`, a load in the kernel's body that only
+    the A operands of those dots read (K contiguous, first row provably
+    non-negative) becomes one copy into a one-stage slot, where it fits
+    with the rings in 224 KiB.
   }];
   let options = [
     Option<"arch", "arch", "std::string", /*default=*/"\"\"",
@@ -130,8 +133,9 @@ def TilePingpongDots : Pass<"tile-pingpong-dots", "mlir::ModuleOp"> {
     the tensor cores, one's products overlapping the other's softmax.
     `tile.tma_wait`s inside a run move before it with the pure scalars
     they read; layout conversions, reductions, synchronous dots and ops
-    with regions end a run. Not applied where a TMA slot has fewer than
-    three stages, where no run does 256 multiply-adds per element of its
+    with regions end a run. Not applied where a TMA ring has two stages
+    (one-stage slots, filled once in the kernel's body, do not count), where
+    no run does 256 multiply-adds per element of its
     first product (flash_fwd at D = 64: turns cost more than they hide), or
     where the kernel sets `PINGPONG = false`.
   }];

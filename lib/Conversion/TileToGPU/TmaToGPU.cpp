@@ -4,19 +4,20 @@
 // (1024-byte aligned), its tile buffer (`stages` stages) and per stage a
 // "full" mbarrier (the copy landed: thread 0's expect_tx and the copy's
 // bytes) and, in rings of three or more stages, an "empty" one (every warp
-// passed a copy point: one arrival per warp). Its tensor map is a hidden kernel parameter the launcher encodes
-// on the host (a 128-byte CUtensorMap passed by value: `tile.tensor_maps`
-// on the gpu.func says how, the manifest's `tensorMaps` tells the runtime),
-// so no program builds one. With three or more stages, at copy `iter`
-// every warp arrives on the empty barrier of stage iter % stages and
-// thread 0 waits until every warp has passed copy iter - (stages - 2) (no
-// CTA barrier: the other warps never wait for it); with two stages (and in
-// a one-stage slot, copied once) a CTA barrier precedes the copy. Thread 0 then starts the copy (expect_tx on the
-// stage's full barrier, then one cp.async.bulk.tensor per 64-element slab
-// of a row); every thread waits on the barrier's phase parity, then the rows
-// past the valid ones are zeroed. wgmma reads the slot in place, as a dot's
-// B or (K contiguous) A operand (WgmmaToGPU.cpp), so tma_wait yields no
-// registers.
+// passed a copy point: one arrival per warp). Its tensor map is a hidden
+// kernel parameter the launcher encodes on the host (a 128-byte CUtensorMap
+// passed by value: `tile.tensor_maps` on the gpu.func says how, the
+// manifest's `tensorMaps` tells the runtime), so no program builds one.
+// With three or more stages, at copy `iter` every warp arrives on the empty
+// barrier of stage iter % stages and thread 0 waits until every warp has
+// passed copy iter - (stages - 2) (no CTA barrier: the other warps never
+// wait for it); with two stages (and in a one-stage slot, copied once) a
+// CTA barrier precedes the copy. Thread 0 then starts the copy (expect_tx
+// on the stage's full barrier, then one cp.async.bulk.tensor per
+// 64-element slab of a row); every thread waits on the barrier's phase
+// parity, then the rows past the valid ones are zeroed. wgmma reads the
+// slot in place, as a dot's B or (K contiguous) A operand (WgmmaToGPU.cpp),
+// so tma_wait yields no registers.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Conversion/TileToGPU/ThreadLayout.h"
