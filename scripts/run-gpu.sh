@@ -88,6 +88,14 @@ done
 # shellcheck disable=SC2086
 [[ -x $DEST/bin/tile-gpu-tests ]] && run_step tile-gpu-tests-tma-a "$DEST/bin/tile-gpu-tests" \
   --tile "$TILEC_FLASH_FWD_TILE" --define BM=128 --define BN=128 --define NUM_WARPS=8 --define TMA_A=true ${GPU_TEST_ARGS:-}
+# A producer warpgroup issues the copies (PRODUCER, tile-warp-specialize):
+# two consumer warpgroups with setmaxnreg; then one, over two-stage rings.
+# shellcheck disable=SC2086
+[[ -x $DEST/bin/tile-gpu-tests ]] && run_step tile-gpu-tests-producer "$DEST/bin/tile-gpu-tests" \
+  --tile "$TILEC_FLASH_FWD_TILE" --define BM=128 --define BN=128 --define NUM_WARPS=8 --define PRODUCER=true ${GPU_TEST_ARGS:-}
+# shellcheck disable=SC2086
+[[ -x $DEST/bin/tile-gpu-tests ]] && run_step tile-gpu-tests-producer-4warps "$DEST/bin/tile-gpu-tests" \
+  --tile "$TILEC_FLASH_FWD_TILE" --define PRODUCER=true --define TMA_STAGES=2 --define MIN_BLOCKS=2 ${GPU_TEST_ARGS:-}
 if [[ -x $DEST/bin/tilec && -f $DEST/examples/attention/flash_fwd.tile ]]; then
   mkdir -p "$DEST/out"
   emit=ptx; command -v ptxas >/dev/null && emit=cubin

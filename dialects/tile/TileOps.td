@@ -230,6 +230,11 @@ def Tile_TmaCopyOp : Tile_Op<"tma_copy", [MemoryEffects<[MemRead, MemWrite]>]> {
     copies ahead of the slowest warp. A slot of one stage holds a single
     copy (`iter` 0) made outside loops (a dot's A operand read in place).
 
+    `producer` (set by `tile-warp-specialize`, inside the producer region
+    of `tile.warp_specialize`): the producer warp issues the copy; the
+    stage is free once every consumer warp has passed copy
+    `iter - (stages - 2)` (`tile.tma_release`), whatever the stage count.
+
     ```mlir
     tile.tma_copy %k, %row, %iter, %ok {slot = 0 : i64, stages = 3 : i64, shape = array<i64: 64, 64>, inner_dim = 0 : i64, row_stride = 64 : i64} : !tile.ptr<bf16>
     ```
@@ -237,11 +242,56 @@ def Tile_TmaCopyOp : Tile_Op<"tma_copy", [MemoryEffects<[MemRead, MemWrite]>]> {
   let arguments = (ins Tile_PtrType:$base, I32:$coord, I32:$iter, I1:$pred,
                        I64Attr:$slot, DefaultValuedAttr<I64Attr, "2">:$stages,
                        DenseI64ArrayAttr:$shape,
-                       I64Attr:$inner_dim, I64Attr:$row_stride);
+                       I64Attr:$inner_dim, I64Attr:$row_stride,
+                       UnitAttr:$producer);
   let assemblyFormat = [{
     $base `,` $coord `,` $iter `,` $pred attr-dict `:` type($base)
   }];
   let hasVerifier = 1;
+}
+
+def Tile_TmaReleaseOp : Tile_Op<"tma_release", [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "A consumer warp passes a copy point of a TMA ring (warp specialization)";
+  let description = [{
+    Made by `tile-warp-specialize` where a `tile.tma_copy` stood in the
+    consumer region of `tile.warp_specialize`: each consumer warp marks
+    copy `iter` of slot `slot` passed (one arrival on the "empty" mbarrier
+    of stage `iter % stages`), so the producer's copy `iter + stages - 2`
+    may overwrite the stage. It never waits.
+
+    ```mlir
+    tile.tma_release %iter {slot = 0 : i64, stages = 3 : i64}
+    ```
+  }];
+  let arguments = (ins I32:$iter, I64Attr:$slot, I64Attr:$stages);
+  let assemblyFormat = "$iter attr-dict";
+}
+
+def Tile_WarpSpecializeOp : Tile_Op<"warp_specialize", [NoTerminator, SingleBlock,
+    RecursiveMemoryEffects]> {
+  let summary = "A producer warpgroup issues the TMA copies; the kernel's warps consume";
+  let description = [{
+    Made by `tile-warp-specialize` (sm_90a, kernels with `PRODUCER = true`)
+    as the whole body of a kernel. The program gets one more warpgroup (4
+    warps) after its `tile.num_warps` warps: the kernel's warps run the
+    `consumer` region (the kernel's code, with each copy point a
+    `tile.tma_release`) and the first warp of the new warpgroup runs the
+    `producer` region (the loops and scalars that the copies need and the
+    `tile.tma_copy {producer}` ops). Where registers allow, `setmaxnreg`
+    moves registers from the producer warpgroup (24 per thread) to the
+    consumers. Each region is one block with no terminator.
+
+    ```mlir
+    tile.warp_specialize producer {
+      tile.tma_copy %k, %row, %iter, %ok {producer, ...} : !tile.ptr<bf16>
+    } consumer {
+      tile.tma_release %iter {slot = 0 : i64, stages = 3 : i64}
+      ...
+    }
+    ```
+  }];
+  let regions = (region SizedRegion<1>:$producer, SizedRegion<1>:$consumer);
+  let assemblyFormat = "`producer` $producer `consumer` $consumer attr-dict";
 }
 
 def Tile_TmaWaitOp : Tile_Op<"tma_wait", [MemoryEffects<[MemRead]>]> {

@@ -90,6 +90,10 @@ void describeKernel(mlir::ModuleOp module, Manifest &m) {
 
 void describeGPU(mlir::ModuleOp module, Manifest &m) {
   module.walk([&](mlir::gpu::GPUFuncOp fn) {
+    // Warp-specialized kernels launch a producer warpgroup besides the
+    // NUM_WARPS warps describeKernel counted.
+    if (mlir::DenseI32ArrayAttr block = fn.getKnownBlockSizeAttr())
+      m.blockSize = int(block[0]);
     if (auto a = fn->getAttrOfType<mlir::IntegerAttr>(
             mlir::tile::kSharedMemoryAttr))
       m.sharedMemoryBytes = int(a.getInt());

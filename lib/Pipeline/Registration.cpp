@@ -72,6 +72,7 @@ void ::tile::buildLayoutPipeline(OpPassManager &pm) {
   pm.addPass(mlir::tile::createTileOverlapDots());
   pm.addPass(mlir::tile::createTileAsyncDots());
   pm.addPass(mlir::tile::createTilePingpongDots());
+  pm.addPass(mlir::tile::createTileWarpSpecialize());
 }
 
 void ::tile::buildGPUPipeline(OpPassManager &pm) {

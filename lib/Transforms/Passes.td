@@ -146,6 +146,29 @@ def TilePingpongDots : Pass<"tile-pingpong-dots", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::tile::TileDialect"];
 }
 
+def TileWarpSpecialize : Pass<"tile-warp-specialize", "mlir::ModuleOp"> {
+  let summary = "A producer warpgroup issues the TMA copies (sm_90a, PRODUCER = true)";
+  let description = [{
+    Pipeline stage 4, after `tile-pingpong-dots`. In kernels that set the
+    compile-time parameter `PRODUCER = true` and have `tile.tma_copy` ops,
+    the body becomes the consumer region of a `tile.warp_specialize`; its
+    producer region is the slice of the body that the copies need (the
+    loops and ifs around them, with only the iter_args and results they
+    use, and the scalar ops computing their operands), with the copies
+    marked `producer`. In the consumer region each copy of a ring becomes a
+    `tile.tma_release`. The program gets one more warpgroup after its
+    NUM_WARPS warps (a multiple of 4); `setmaxnreg`
+    moves registers from it to the consumers where that helps. A value the
+    copies need that is a tile or comes from an op with memory effects is
+    an error; without copies the kernel is left as it is.
+  }];
+  let options = [
+    Option<"arch", "arch", "std::string", /*default=*/"\"\"",
+           "Target GPU (sm_80 or sm_90a); empty: the module's tile.arch">
+  ];
+  let dependentDialects = ["mlir::tile::TileDialect", "mlir::scf::SCFDialect"];
+}
+
 def TilePipelineLoads : Pass<"tile-pipeline-loads", "mlir::ModuleOp"> {
   let summary = "Prefetch next-iteration loads of scf.for loops";
   let description = [{

@@ -58,9 +58,9 @@ struct DotLowering : TilePattern<DotOp> {
     bool kMajor = leadingRegsAlong(lb, 0) > 1;
     int64_t ld = (kMajor ? kSize : nSize) + 8;
     Value buf = sharedBuffer(rw, loc, ki, elt, (kMajor ? nSize : kSize) * ld);
-    gpu::BarrierOp::create(rw, loc);
+    ctaBarrier(rw, loc, ki);
     storeTile(rw, loc, ki, buf, 0, lb, tb.getShape(), a.getB(), ld, kMajor);
-    gpu::BarrierOp::create(rw, loc);
+    ctaBarrier(rw, loc, ki);
     Value base = arith::IndexCastOp::create(
         rw, loc, rw.getI32Type(),
         memref::ExtractAlignedPointerAsIndexOp::create(rw, loc, buf));
@@ -164,10 +164,10 @@ struct DotLowering : TilePattern<DotOp> {
     KernelInfo &ki = kernel(op);
     Type f32 = rw.getF32Type();
     Value buf = sharedBuffer(rw, loc, ki, f32, m * k + k * n);
-    gpu::BarrierOp::create(rw, loc);
+    ctaBarrier(rw, loc, ki);
     storeTile(rw, loc, ki, buf, 0, la, ta.getShape(), a.getA());
     storeTile(rw, loc, ki, buf, m * k, lb, tb.getShape(), a.getB());
-    gpu::BarrierOp::create(rw, loc);
+    ctaBarrier(rw, loc, ki);
 
     // Distinct rows and columns of the accumulator this thread holds.
     Value rowPart = threadCoord(rw, loc, ki, lc, 0);

@@ -109,7 +109,7 @@ struct ConvertLayoutLowering : TilePattern<ConvertLayoutOp> {
     Type st = storageType(rw, elt);
     KernelInfo &k = kernel(op);
     Value buf = sharedBuffer(rw, loc, k, st, tt.getNumElements());
-    gpu::BarrierOp::create(rw, loc);
+    ctaBarrier(rw, loc, k);
     SmallVector<Value> srcPart = threadParts(rw, loc, k, src);
     SmallVector<Value> vals = unpack(rw, loc, a.getSrc());
     for (int64_t r = 0; r < src.getNumRegs(); ++r) {
@@ -120,7 +120,7 @@ struct ConvertLayoutLowering : TilePattern<ConvertLayoutOp> {
           rw, loc, v, buf,
           linearIndex(rw, loc, srcPart, src, r, tt.getShape()));
     }
-    gpu::BarrierOp::create(rw, loc);
+    ctaBarrier(rw, loc, k);
     SmallVector<Value> dstPart = threadParts(rw, loc, k, dst);
     SmallVector<Value> out;
     for (int64_t r = 0; r < dst.getNumRegs(); ++r) {
@@ -260,11 +260,11 @@ struct ReduceLowering : TilePattern<ReduceOp> {
     SmallVector<Value> idx;
     for (int64_t r = 0; r < dst.getNumRegs(); ++r)
       idx.push_back(linearIndex(rw, loc, part, dst, r, tt.getShape()));
-    gpu::BarrierOp::create(rw, loc);
+    ctaBarrier(rw, loc, k);
     for (auto [r, v] : llvm::enumerate(acc))
       memref::StoreOp::create(rw, loc, v, buf,
                               ValueRange{arith::AddIOp::create(rw, loc, groupBase, idx[r])});
-    gpu::BarrierOp::create(rw, loc);
+    ctaBarrier(rw, loc, k);
     for (auto [r, v] : llvm::enumerate(acc)) {
       Value total;
       for (int64_t g = 0; g < groups; ++g) {

@@ -36,6 +36,17 @@ Value lowering::i32Const(OpBuilder &b, Location loc, int64_t v) {
   return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
 }
 
+void lowering::ctaBarrier(OpBuilder &b, Location loc, const KernelInfo &k) {
+  if (!k.specialized) {
+    gpu::BarrierOp::create(b, loc);
+    return;
+  }
+  ptx(b, loc, Type(), ValueRange{},
+      "bar.sync " + std::to_string(kConsumerBarrier) + ", " +
+          std::to_string(32 * k.warps) + ";",
+      "", /*sideEffects=*/true);
+}
+
 Value lowering::threadCoord(OpBuilder &b, Location loc, KernelInfo &k,
                             LayoutAttr l, unsigned dim) {
   unsigned rank = l.getRank();

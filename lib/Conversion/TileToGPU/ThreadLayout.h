@@ -30,20 +30,28 @@ struct TmaSlot {
   int64_t stages = 2;     ///< number of stages (tile.tma_copy `stages`)
   Value barrier; ///< i32 shared address of stage 0's "full" mbarrier (+8 per stage)
   Value empty;   ///< i32 shared address of stage 0's "empty" mbarrier (+8 per
-                 ///< stage; only rings of three or more stages have them)
+                 ///< stage; see hasEmpty)
+  /// Whether the slot has empty barriers: rings of three or more stages,
+  /// and of two in warp-specialized kernels.
+  bool hasEmpty = false;
   Value map;     ///< i64 generic address of its tensor map (a kernel parameter)
   /// i32 addresses of stage `stage` (an i32 value in [0, stages)).
   Value bufferOf(OpBuilder &b, Location loc, Value stage) const;
   Value barrierOf(OpBuilder &b, Location loc, Value stage) const;
   Value emptyOf(OpBuilder &b, Location loc, Value stage) const;
-  /// Full barriers, then (three or more stages) empty ones.
-  int64_t numBarriers() const { return stages > 2 ? 2 * stages : stages; }
+  /// Full barriers, then (hasEmpty) empty ones.
+  int64_t numBarriers() const { return hasEmpty ? 2 * stages : stages; }
 };
 
 /// Per-kernel values created at the top of each gpu.func.
 struct KernelInfo {
   Value lane;   ///< i32 lane id in [0, 32)
-  Value warp;   ///< i32 warp id in [0, tile.num_warps)
+  Value warp;   ///< i32 warp id: [0, tile.num_warps) in the code of tiles
+  int64_t warps = 4;            ///< tile.num_warps: the warps that hold tiles
+  /// Warp-specialized (tile.warp_specialize): one more warpgroup, warps
+  /// `warps` .. `warps + 3`, issues the TMA copies; CTA barriers after the
+  /// split are named barriers of the `warps` consumer warps (ctaBarrier).
+  bool specialized = false;
   Value isFirstThread;          ///< i32: 1 in thread 0, else 0
   int64_t sharedBytes = 0;      ///< dynamic shared memory needed so far
   int64_t persistentBytes = 0;  ///< bytes before the temporary buffers
@@ -89,6 +97,15 @@ Value ptx(OpBuilder &b, Location loc, Type result, ValueRange operands,
 
 /// i32 / i64 constants.
 Value i32Const(OpBuilder &b, Location loc, int64_t v);
+
+/// A barrier of every warp that holds tiles: gpu.barrier, or in
+/// warp-specialized kernels named barrier kConsumerBarrier of the consumer
+/// warps (the producer warpgroup never reaches it).
+void ctaBarrier(OpBuilder &b, Location loc, const KernelInfo &k);
+inline constexpr int64_t kConsumerBarrier = 3; // 1 and 2: ping-pong turns
+
+/// Producer warps of a warp-specialized kernel (one warpgroup).
+inline constexpr int64_t kProducerWarps = 4;
 
 /// Sets up the shared-memory slots, barriers and tensor-map parameters of
 /// the tile.tma_copy ops of `fn` (appending one parameter per slot) at

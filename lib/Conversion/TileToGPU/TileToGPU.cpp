@@ -2,8 +2,9 @@
 //
 // Post-conditions: the module is a gpu.container_module; each tile kernel
 // is a `gpu.func` kernel in `gpu.module @tile_kernels`, with known block
-// size 32 * tile.num_warps and `tile.shared_memory` set; no tile op or type
-// is left (pointers are i64 byte addresses).
+// size 32 * tile.num_warps (plus a producer warpgroup in warp-specialized
+// kernels) and `tile.shared_memory` set; no tile op or type is left
+// (pointers are i64 byte addresses).
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Conversion/Passes.h"
@@ -44,13 +45,20 @@ int64_t warpsOf(Operation *fn) {
   return 4;
 }
 
+/// The tile.warp_specialize of a kernel (the whole body), if any.
+WarpSpecializeOp specializeOp(Operation *fn) {
+  WarpSpecializeOp ws;
+  fn->walk([&](WarpSpecializeOp op) { ws = op; });
+  return ws;
+}
+
 /// Moves a tile kernel into the gpu.module as a gpu.func kernel.
 gpu::GPUFuncOp outline(func::FuncOp fn, gpu::GPUModuleOp gpuModule) {
   OpBuilder b = OpBuilder::atBlockEnd(gpuModule.getBody());
   auto gfn = gpu::GPUFuncOp::create(b, fn.getLoc(), fn.getName(),
                                     fn.getFunctionType());
   gfn->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
-  int64_t warps = warpsOf(fn);
+  int64_t warps = warpsOf(fn) + (specializeOp(fn) ? kProducerWarps : 0);
   gfn.setKnownBlockSizeAttr(
       b.getDenseI32ArrayAttr({int32_t(32 * warps), 1, 1}));
   for (StringRef name : {kParamsAttr.data(), kNumWarpsAttr.data()})
@@ -77,7 +85,76 @@ KernelInfo threadIds(gpu::GPUFuncOp fn) {
   KernelInfo k;
   k.lane = arith::AndIOp::create(b, loc, tid, i32Const(b, loc, 31));
   k.warp = arith::ShRUIOp::create(b, loc, tid, i32Const(b, loc, 5));
+  k.warps = warpsOf(fn);
+  k.specialized = bool(specializeOp(fn));
   return k;
+}
+
+/// Registers per thread of a warp-specialized kernel: at launch (the
+/// kernel's `.maxnreg`) and, after `setmaxnreg`, in the producer warpgroup
+/// and in the consumer warps; `moved` when the consumers get more than at
+/// launch (else no setmaxnreg). `blocks` programs share an SM's 64 K.
+struct RegisterSplit {
+  int64_t launch, producer = 24, consumer;
+  bool moved;
+};
+RegisterSplit splitRegisters(int64_t consumerWarps, int64_t blocks) {
+  constexpr int64_t kRegs = 65536, kMax = 256;
+  int64_t threads = 32 * (consumerWarps + kProducerWarps);
+  RegisterSplit r;
+  r.launch = std::min(kMax, kRegs / blocks / threads / 8 * 8);
+  r.consumer = std::min(
+      kMax, (kRegs / blocks - 32 * kProducerWarps * r.producer) /
+                (32 * consumerWarps) / 8 * 8);
+  r.moved = r.consumer > r.launch;
+  return r;
+}
+
+/// Replaces the kernel's tile.warp_specialize by
+///   if (warp < warps) { setmaxnreg.inc; consumer }
+///   else { setmaxnreg.dec; if (warp == warps) { producer } }
+/// (setmaxnreg only where it moves registers; then `.maxnreg` caps the
+/// launch). Runs after setupTmaSlots: barrier set-up stays before it.
+void splitWarps(gpu::GPUFuncOp fn, KernelInfo &k) {
+  WarpSpecializeOp ws = specializeOp(fn);
+  if (!ws)
+    return;
+  OpBuilder b(ws);
+  Location loc = ws.getLoc();
+  auto c32 = [&](int64_t v) { return i32Const(b, loc, v); };
+  RegisterSplit regs = splitRegisters(
+      k.warps, std::max<int64_t>(1, getKernelParam(fn, "MIN_BLOCKS", 0)));
+  if (regs.moved)
+    fn->setAttr(NVVM::NVVMDialect::getMaxnregAttrName(),
+                b.getI32IntegerAttr(std::min<int64_t>(255, regs.launch)));
+  auto setmaxnreg = [&](OpBuilder &bb, StringRef dir, int64_t n) {
+    if (regs.moved)
+      ptx(bb, loc, Type(), ValueRange{},
+          ("setmaxnreg." + dir + ".sync.aligned.u32 " + std::to_string(n) + ";")
+              .str(),
+          "", /*sideEffects=*/true);
+  };
+  auto split = scf::IfOp::create(
+      b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, k.warp,
+                                    c32(k.warps)),
+      /*withElseRegion=*/true);
+  OpBuilder cb(split.thenBlock()->getTerminator());
+  setmaxnreg(cb, "inc", regs.consumer);
+  Block &consumer = ws.getConsumer().front();
+  split.thenBlock()->getOperations().splice(
+      split.thenBlock()->getTerminator()->getIterator(),
+      consumer.getOperations());
+  OpBuilder pb(split.elseBlock()->getTerminator());
+  setmaxnreg(pb, "dec", regs.producer);
+  auto first = scf::IfOp::create(
+      pb, loc, arith::CmpIOp::create(pb, loc, arith::CmpIPredicate::eq, k.warp,
+                                     i32Const(pb, loc, k.warps)),
+      /*withElseRegion=*/false);
+  Block &producer = ws.getProducer().front();
+  first.thenBlock()->getOperations().splice(
+      first.thenBlock()->getTerminator()->getIterator(),
+      producer.getOperations());
+  ws.erase();
 }
 
 bool fullyLaidOut(Operation *root, Operation *&bad) {
@@ -132,6 +209,7 @@ struct ConvertTileToGPUPass
       state.kernels[gfn] = threadIds(gfn);
       if (failed(setupTmaSlots(gfn, state.kernels[gfn])))
         return signalPassFailure();
+      splitWarps(gfn, state.kernels[gfn]);
     }
 
     TypeConverter tc;

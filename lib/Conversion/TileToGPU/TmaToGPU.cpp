@@ -19,6 +19,12 @@
 // slot in place, as a dot's B or (K contiguous) A operand (WgmmaToGPU.cpp),
 // so tma_wait yields no registers.
 //
+// Warp-specialized kernels (tile.warp_specialize): every ring has empty
+// barriers, one arrival per consumer warp at each tile.tma_release; a
+// `producer` copy is issued by lane 0 of the producer warp once the stage
+// is passed (the same wait as above, for two stages too), and no consumer
+// warp ever waits for another except at CTA barriers of the consumers.
+//
 //===----------------------------------------------------------------------===//
 #include "lib/Conversion/TileToGPU/ThreadLayout.h"
 
@@ -46,12 +52,6 @@ Value offsetBy(OpBuilder &b, Location loc, Value base, Value stage,
                int64_t bytes) {
   return arith::AddIOp::create(
       b, loc, base, arith::MulIOp::create(b, loc, stage, i32Const(b, loc, bytes)));
-}
-
-/// Threads per program of a kernel (its known block size; set at outlining).
-int64_t threadsOf(gpu::GPUFuncOp fn) {
-  DenseI32ArrayAttr block = fn.getKnownBlockSizeAttr();
-  return block ? block[0] : 128;
 }
 
 /// The copy landed the whole box, but the tile keeps only its first `valid`
@@ -96,24 +96,33 @@ void zeroRowsFrom(OpBuilder &b, Location loc, KernelInfo &ki, Value buffer,
           "st.shared.v4.b32 [$0], {$1, $1, $1, $1};", "r,r", true);
   }
   ptx(b, loc, Type(), ValueRange{}, "fence.proxy.async.shared::cta;", "", true);
-  gpu::BarrierOp::create(b, loc);
+  ctaBarrier(b, loc, ki);
 }
 
-/// Ring protocol (three or more stages) at copy `iter` into `stage`: this
-/// warp has passed the copy (lane 0 arrives on the stage's empty barrier;
-/// its reads of the stage two copies back were waited for before this
-/// point). Returns the empty barrier and parity thread 0 waits on before
-/// copying: every warp has passed copy iter - (stages - 2), i.e. phase
+/// i32: 1 in lane 0 of each warp.
+Value isLane0(OpBuilder &b, Location loc, KernelInfo &ki) {
+  return arith::ExtUIOp::create(
+      b, loc, b.getI32Type(),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, ki.lane,
+                            i32Const(b, loc, 0)));
+}
+
+/// This warp has passed copy point `iter` of a ring (lane 0 arrives on the
+/// empty barrier of its stage; its reads of the stage two copies back were
+/// waited for before this point).
+void passCopy(OpBuilder &b, Location loc, KernelInfo &ki, const TmaSlot &slot,
+              Value stage) {
+  ptxIf(b, loc, isLane0(b, loc, ki), ValueRange{slot.emptyOf(b, loc, stage)},
+        "@p mbarrier.arrive.shared::cta.b64 _, [$1];", "r");
+}
+
+/// The empty barrier and parity the issuing thread waits on before copy
+/// `iter`: every warp has passed copy iter - (stages - 2), i.e. phase
 /// ((iter + 2) / stages) % 2 ^ 1 of barrier (iter + 2) % stages (parity 1
 /// of a fresh barrier is complete: the first copies do not wait).
-std::pair<Value, Value> passCopy(OpBuilder &b, Location loc, KernelInfo &ki,
-                                 const TmaSlot &slot, Value iter, Value stage) {
+std::pair<Value, Value> stageFree(OpBuilder &b, Location loc,
+                                  const TmaSlot &slot, Value iter) {
   auto c32 = [&](int64_t v) { return i32Const(b, loc, v); };
-  Value lane0 = arith::ExtUIOp::create(
-      b, loc, b.getI32Type(),
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, ki.lane, c32(0)));
-  ptxIf(b, loc, lane0, ValueRange{slot.emptyOf(b, loc, stage)},
-        "@p mbarrier.arrive.shared::cta.b64 _, [$1];", "r");
   Value ahead = arith::AddIOp::create(b, loc, iter, c32(2));
   Value waitOn = slot.emptyOf(
       b, loc, arith::RemUIOp::create(b, loc, ahead, c32(slot.stages)));
@@ -141,9 +150,13 @@ struct TmaCopyLowering : TilePattern<TmaCopyOp> {
     int64_t inner = shape[op.getInnerDim()], outer = shape[1 - op.getInnerDim()];
     int64_t eltBytes = 2;
     auto c32 = [&](int64_t v) { return i32Const(rw, loc, v); };
-    // Thread 0 starts the copy where `pred` holds.
+    // Thread 0 (lane 0 of the producer warp) starts the copy where `pred`
+    // holds.
+    bool producer = op.getProducer();
+    if (producer && !ki.specialized)
+      return op.emitError("producer copy outside tile.warp_specialize");
     Value go = arith::AndIOp::create(
-        rw, loc, ki.isFirstThread,
+        rw, loc, producer ? isLane0(rw, loc, ki) : ki.isFirstThread,
         arith::ExtUIOp::create(rw, loc, rw.getI32Type(), a.getPred()));
     int64_t stages = slot.stages; // setupTmaSlots: every copy of a slot agrees
     Value stage = arith::RemUIOp::create(rw, loc, a.getIter(), c32(stages));
@@ -165,14 +178,20 @@ struct TmaCopyLowering : TilePattern<TmaCopyOp> {
     for (int64_t s = 0; s < slabs; ++s)
       cons += ",r";
     std::string text;
-    if (stages <= 2) {
+    if (!producer && ki.specialized)
+      return op.emitError("a copy of a warp-specialized kernel outside its "
+                          "producer region");
+    if (stages <= 2 && !(producer && slot.hasEmpty)) {
       // Two stages: the copy must wait for every warp to reach it anyway;
       // a CTA barrier does that (faster than the empty barriers at D = 64
       // on H100, bench/NOTES.md entry 19). One stage: a single copy.
-      gpu::BarrierOp::create(rw, loc);
+      if (!producer)
+        gpu::BarrierOp::create(rw, loc);
       text = expect + copies;
     } else {
-      auto [waitOn, waitParity] = passCopy(rw, loc, ki, slot, a.getIter(), stage);
+      if (!producer)
+        passCopy(rw, loc, ki, slot, stage);
+      auto [waitOn, waitParity] = stageFree(rw, loc, slot, a.getIter());
       ops.push_back(waitOn);
       ops.push_back(waitParity);
       std::string w = std::to_string(ops.size() - 1), par = std::to_string(ops.size());
@@ -182,11 +201,13 @@ struct TmaCopyLowering : TilePattern<TmaCopyOp> {
              par + ";\n@!free bra TMA_FREE_${:uid};\nTMA_GO_${:uid}:\n" +
              expect + copies;
     }
-    // Only warp 0 enters: a predicated bulk copy makes ptxas loop over the
-    // warp's threads (ELECT, vote, branch) in every warp that reaches it.
+    // Only warp 0 (the producer warp) enters: a predicated bulk copy makes
+    // ptxas loop over the warp's threads (ELECT, vote, branch) in every warp
+    // that reaches it.
     auto inWarp0 = scf::IfOp::create(
         rw, loc,
-        arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::eq, ki.warp, c32(0)),
+        arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::eq, ki.warp,
+                              c32(producer ? ki.warps : 0)),
         /*withElseRegion=*/false);
     rw.setInsertionPoint(inWarp0.thenBlock()->getTerminator());
     ptxIf(rw, loc, go, ops, text, cons);
@@ -223,11 +244,30 @@ struct TmaWaitLowering : TilePattern<TmaWaitOp> {
         "@!done bra TMA_WAIT_${:uid};\n}",
         "r,r", /*sideEffects=*/true);
     zeroRowsFrom(rw, loc, ki, slot.bufferOf(rw, loc, a.getStage()), a.getValid(),
-                 op.getType(), op.getInnerDim(),
-                 threadsOf(op->getParentOfType<gpu::GPUFuncOp>()) / 32);
+                 op.getType(), op.getInnerDim(), ki.warps);
     // No registers: the dot reads the slot.
     auto vt = cast<VectorType>(getTypeConverter()->convertType(op.getType()));
     rw.replaceOpWithNewOp<arith::ConstantOp>(op, vt, rw.getZeroAttr(vt));
+    return success();
+  }
+};
+struct TmaReleaseLowering : TilePattern<TmaReleaseOp> {
+  using TilePattern::TilePattern;
+
+  LogicalResult
+  matchAndRewrite(TmaReleaseOp op, OpAdaptor a,
+                  ConversionPatternRewriter &rw) const override {
+    KernelInfo &ki = kernel(op);
+    if (int64_t(op.getSlot()) >= int64_t(ki.slots.size()) ||
+        !ki.slots[op.getSlot()].hasEmpty)
+      return op.emitError("tma_release of a slot without empty barriers "
+                          "(only rings of warp-specialized kernels have them)");
+    TmaSlot &slot = ki.slots[op.getSlot()];
+    Location loc = op.getLoc();
+    passCopy(rw, loc, ki, slot,
+             arith::RemUIOp::create(rw, loc, a.getIter(),
+                                    i32Const(rw, loc, slot.stages)));
+    rw.eraseOp(op);
     return success();
   }
 };
@@ -252,6 +292,11 @@ LogicalResult lowering::setupTmaSlots(gpu::GPUFuncOp fn, KernelInfo &k) {
   for (TmaCopyOp c : copies)
     numSlots = std::max<int64_t>(numSlots, c.getSlot() + 1);
   SmallVector<int64_t> bytes(numSlots, 0), stages(numSlots, 2);
+  SmallVector<TmaReleaseOp> releases;
+  fn.walk([&](TmaReleaseOp r) { releases.push_back(r); });
+  for (TmaReleaseOp r : releases)
+    if (int64_t(r.getSlot()) >= numSlots)
+      return r.emitError("tma_release of a slot no copy fills");
   for (TmaCopyOp c : copies) {
     bytes[c.getSlot()] = c.getShape()[0] * c.getShape()[1] * 2;
     stages[c.getSlot()] = c.getStages();
@@ -313,6 +358,7 @@ LogicalResult lowering::setupTmaSlots(gpu::GPUFuncOp fn, KernelInfo &k) {
     k.slots[s].buffer = at(off);
     k.slots[s].stageBytes = roundUp(bytes[s], 1024);
     k.slots[s].stages = stages[s];
+    k.slots[s].hasEmpty = stages[s] > 2 || (k.specialized && stages[s] == 2);
     off += stages[s] * k.slots[s].stageBytes;
   }
   for (int64_t s = 0; s < numSlots; ++s) {
@@ -323,11 +369,12 @@ LogicalResult lowering::setupTmaSlots(gpu::GPUFuncOp fn, KernelInfo &k) {
   k.persistentBytes = roundUp(1024 + off, 128);
   k.sharedBytes = std::max(k.sharedBytes, k.persistentBytes);
   // Thread 0 initialises the barriers (full: one arrival per phase, its own
-  // expect_tx; empty: one per warp); everyone sees them after the barrier.
+  // expect_tx; empty: one per warp holding tiles); every thread sees them
+  // after the barrier.
   std::string init;
   SmallVector<Value> bars;
   std::string cons;
-  int64_t warps = threadsOf(fn) / 32;
+  int64_t warps = k.warps;
   for (int64_t s = 0; s < numSlots; ++s) {
     for (int64_t st = 0; st < k.slots[s].numBarriers(); ++st) {
       init += "@p mbarrier.init.shared::cta.b64 [$" +
@@ -358,5 +405,5 @@ Value lowering::TmaSlot::emptyOf(OpBuilder &b, Location loc, Value stage) const 
 
 void lowering::populateTmaPatterns(TypeConverter &tc, RewritePatternSet &p,
                                    LoweringState &s) {
-  p.add<TmaCopyLowering, TmaWaitLowering>(tc, p.getContext(), s);
+  p.add<TmaCopyLowering, TmaWaitLowering, TmaReleaseLowering>(tc, p.getContext(), s);
 }

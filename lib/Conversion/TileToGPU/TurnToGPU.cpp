@@ -1,6 +1,7 @@
 //===- TurnToGPU.cpp - tile.turn_wait / tile.turn_pass as named barriers --===//
 //
-// The ping-pong turns of tile-pingpong-dots (two warpgroups, 256 threads):
+// The ping-pong turns of tile-pingpong-dots (two warpgroups, 256 threads,
+// besides a producer warpgroup in warp-specialized kernels):
 // warpgroup g = warp / 4 waits on named barrier 1 + g (`bar.sync`, 256
 // threads: its own 128 plus the other warpgroup's arrival) and passes by
 // arriving on barrier 2 - g (`bar.arrive`, which does not wait). Barrier 0
@@ -19,9 +20,7 @@ constexpr int64_t kTurnThreads = 256; // two warpgroups
 LogicalResult needsTwoWarpgroups(Operation *op, LoweringState &state) {
   if (state.arch != "sm_90a")
     return op->emitError("warpgroup turns need sm_90a, not ") << state.arch;
-  auto fn = op->getParentOfType<gpu::GPUFuncOp>();
-  DenseI32ArrayAttr block = fn ? fn.getKnownBlockSizeAttr() : nullptr;
-  if (!block || block[0] != kTurnThreads)
+  if (32 * state.of(op).warps != kTurnThreads)
     return op->emitError("warpgroup turns need 8 warps (256 threads)");
   return success();
 }

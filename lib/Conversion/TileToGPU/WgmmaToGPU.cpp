@@ -116,7 +116,7 @@ Value storeSwizzled(ConversionPatternRewriter &rw, Location loc, KernelInfo &ki,
   Value base = arith::AndIOp::create(
       rw, loc, arith::AddIOp::create(rw, loc, raw, i32Const(rw, loc, kAtomBytes - 1)),
       i32Const(rw, loc, -kAtomBytes));
-  gpu::BarrierOp::create(rw, loc);
+  ctaBarrier(rw, loc, ki);
   SmallVector<Value> bvals = unpack(rw, loc, bv);
   Value t0 = threadCoord(rw, loc, ki, lb, 0), t1 = threadCoord(rw, loc, ki, lb, 1);
   int64_t vec = leadingRegsAlong(lb, inner) >= 8 ? 8 : 1;
@@ -142,7 +142,7 @@ Value storeSwizzled(ConversionPatternRewriter &rw, Location loc, KernelInfo &ki,
   // wgmma reads through the async proxy: make the stores visible to it.
   ptx(rw, loc, Type(), ValueRange{}, "fence.proxy.async.shared::cta;", "",
       /*sideEffects=*/true);
-  gpu::BarrierOp::create(rw, loc);
+  ctaBarrier(rw, loc, ki);
   return base;
 }
 } // namespace

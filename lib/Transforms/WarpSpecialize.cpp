@@ -1,0 +1,278 @@
+//===- WarpSpecialize.cpp - a producer warpgroup issues the TMA copies ----===//
+//
+// sm_90a, the last pass of stage 4, in kernels with the compile-time
+// parameter PRODUCER = true (opt-in) that have TMA copies. The kernel's
+// body becomes the consumer region of one tile.warp_specialize; its
+// producer region, run by one more warpgroup, is a slice of the body:
+//
+//   * every tile.tma_copy, marked `producer`;
+//   * the scf.for and scf.if ops around them (bounds, conditions), with
+//     only the iter_args and results that the copies need;
+//   * the scalar ops (memory-effect free, no regions) computing all that.
+//
+// In the consumer region each copy becomes a tile.tma_release of its
+// stage (one-stage slots, copied once, need none), so the consumer warps
+// only wait for copies and mark stages passed; the producer waits for
+// stages to be passed and starts the copies. Values the copies need that
+// are tiles, or come from ops with memory effects, are an error: the
+// producer cannot compute them.
+//
+//===----------------------------------------------------------------------===//
+#include "lib/Transforms/Passes.h"
+
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace mlir::tile {
+#define GEN_PASS_DEF_TILEWARPSPECIALIZE
+#include "lib/Transforms/Passes.h.inc"
+} // namespace mlir::tile
+
+using namespace mlir;
+using namespace mlir::tile;
+
+namespace {
+/// What the producer region re-creates from the body: `keep` holds the
+/// copies, the scalar ops it clones and the loops and ifs it rebuilds;
+/// `needed` the values (results, iter_args) it must compute.
+class Slice {
+public:
+  explicit Slice(Operation *fn) : fn(fn) {}
+
+  /// Adds `copy` and everything it needs; the op the producer could not
+  /// run, if any.
+  Operation *add(TmaCopyOp copy) {
+    keep.insert(copy);
+    keepAncestors(copy);
+    for (Value o : copy->getOperands())
+      need(o);
+    while (!work.empty() && !bad)
+      visit(work.pop_back_val());
+    return bad;
+  }
+
+  bool kept(Operation *op) const { return keep.contains(op); }
+  bool isNeeded(Value v) const { return needed.contains(v); }
+
+private:
+  void need(Value v) {
+    if (needed.insert(v).second)
+      work.push_back(v);
+  }
+
+  /// Loops and ifs around `op` run in the producer too.
+  void keepAncestors(Operation *op) {
+    for (Operation *p = op->getParentOp(); p && p != fn; p = p->getParentOp()) {
+      if (!keep.insert(p).second)
+        return;
+      if (auto f = dyn_cast<scf::ForOp>(p)) {
+        need(f.getLowerBound());
+        need(f.getUpperBound());
+        need(f.getStep());
+      } else if (auto i = dyn_cast<scf::IfOp>(p)) {
+        need(i.getCondition());
+      } else {
+        bad = p;
+        return;
+      }
+    }
+  }
+
+  void visit(Value v) {
+    if (auto arg = dyn_cast<BlockArgument>(v)) {
+      Operation *owner = arg.getOwner()->getParentOp();
+      if (owner == fn)
+        return; // a kernel argument
+      auto loop = dyn_cast<scf::ForOp>(owner);
+      if (!loop) {
+        bad = owner;
+        return;
+      }
+      keep.insert(loop);
+      keepAncestors(loop);
+      if (v == loop.getInductionVar()) {
+        need(loop.getLowerBound());
+        need(loop.getUpperBound());
+        need(loop.getStep());
+        return;
+      }
+      unsigned i = arg.getArgNumber() - 1;
+      need(loop.getInitArgs()[i]);
+      need(loop.getBody()->getTerminator()->getOperand(i));
+      return;
+    }
+    Operation *def = v.getDefiningOp();
+    if (isa<TileType>(v.getType())) {
+      bad = def;
+      return;
+    }
+    unsigned i = cast<OpResult>(v).getResultNumber();
+    if (auto loop = dyn_cast<scf::ForOp>(def)) {
+      keep.insert(loop);
+      keepAncestors(loop);
+      need(loop.getLowerBound());
+      need(loop.getUpperBound());
+      need(loop.getStep());
+      need(loop.getInitArgs()[i]);
+      need(loop.getBody()->getTerminator()->getOperand(i));
+      return;
+    }
+    if (auto ifOp = dyn_cast<scf::IfOp>(def)) {
+      keep.insert(ifOp);
+      keepAncestors(ifOp);
+      need(ifOp.getCondition());
+      need(ifOp.thenYield().getOperand(i));
+      need(ifOp.elseYield().getOperand(i));
+      return;
+    }
+    if (def->getNumRegions() || !isMemoryEffectFree(def)) {
+      bad = def;
+      return;
+    }
+    keep.insert(def);
+    keepAncestors(def);
+    for (Value o : def->getOperands())
+      need(o);
+  }
+
+  Operation *fn;
+  DenseSet<Operation *> keep;
+  DenseSet<Value> needed;
+  SmallVector<Value> work;
+  Operation *bad = nullptr;
+};
+
+/// Re-creates the kept ops of `src` at `b` (see Slice).
+void emit(const Slice &s, Block &src, OpBuilder &b, IRMapping &map) {
+  auto lookup = [&](Value v) { return map.lookupOrDefault(v); };
+  for (Operation &op : src) {
+    if (op.hasTrait<OpTrait::IsTerminator>() || !s.kept(&op))
+      continue;
+    Location loc = op.getLoc();
+    if (auto loop = dyn_cast<scf::ForOp>(op)) {
+      SmallVector<unsigned> carried;
+      SmallVector<Value> inits;
+      for (auto [i, arg] : llvm::enumerate(loop.getRegionIterArgs()))
+        if (s.isNeeded(arg) || s.isNeeded(loop.getResult(i))) {
+          carried.push_back(i);
+          inits.push_back(lookup(loop.getInitArgs()[i]));
+        }
+      auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+      auto copy = scf::ForOp::create(
+          b, loc, lookup(loop.getLowerBound()), lookup(loop.getUpperBound()),
+          lookup(loop.getStep()), inits,
+          [&](OpBuilder &bb, Location l, Value iv, ValueRange args) {
+            map.map(loop.getInductionVar(), iv);
+            for (auto [k, i] : llvm::enumerate(carried))
+              map.map(loop.getRegionIterArgs()[i], args[k]);
+            emit(s, *loop.getBody(), bb, map);
+            SmallVector<Value> out;
+            for (unsigned i : carried)
+              out.push_back(lookup(yield.getOperand(i)));
+            scf::YieldOp::create(bb, l, out);
+          });
+      for (auto [k, i] : llvm::enumerate(carried))
+        map.map(loop.getResult(i), copy.getResult(k));
+      continue;
+    }
+    if (auto ifOp = dyn_cast<scf::IfOp>(op)) {
+      SmallVector<unsigned> results;
+      SmallVector<Type> types;
+      for (OpResult r : ifOp.getResults())
+        if (s.isNeeded(r)) {
+          results.push_back(r.getResultNumber());
+          types.push_back(r.getType());
+        }
+      bool withElse = !ifOp.getElseRegion().empty();
+      auto copy = scf::IfOp::create(b, loc, types, lookup(ifOp.getCondition()),
+                                    withElse);
+      auto fill = [&](Block *from, Region &to) {
+        if (to.empty())
+          to.emplaceBlock();
+        Block &block = to.front();
+        OpBuilder bb(&block, block.end());
+        if (!block.empty() && block.back().hasTrait<OpTrait::IsTerminator>())
+          bb.setInsertionPoint(&block.back());
+        emit(s, *from, bb, map);
+        if (!types.empty()) {
+          SmallVector<Value> out;
+          for (unsigned i : results)
+            out.push_back(lookup(from->getTerminator()->getOperand(i)));
+          scf::YieldOp::create(bb, loc, out);
+        }
+      };
+      fill(ifOp.thenBlock(), copy.getThenRegion());
+      if (withElse)
+        fill(ifOp.elseBlock(), copy.getElseRegion());
+      for (auto [k, i] : llvm::enumerate(results))
+        map.map(ifOp.getResult(i), copy.getResult(k));
+      continue;
+    }
+    Operation *c = b.clone(op, map);
+    if (auto tc = dyn_cast<TmaCopyOp>(c))
+      tc.setProducer(true);
+  }
+}
+
+struct WarpSpecializePass
+    : public mlir::tile::impl::TileWarpSpecializeBase<WarpSpecializePass> {
+  using TileWarpSpecializeBase::TileWarpSpecializeBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (!targetsSm90a(module, arch))
+      return;
+    bool failedAny = false;
+    module.walk([&](func::FuncOp fn) {
+      if (!getKernelParam(fn, "PRODUCER", false))
+        return;
+      if (failed(specialize(fn)))
+        failedAny = true;
+    });
+    if (failedAny)
+      signalPassFailure();
+  }
+
+  LogicalResult specialize(func::FuncOp fn) {
+    SmallVector<TmaCopyOp> copies;
+    fn.walk([&](TmaCopyOp c) { copies.push_back(c); });
+    if (copies.empty())
+      return success(); // nothing to produce: the kernel stays as it is
+    if (getNumWarps(fn) % 4)
+      return fn.emitError("PRODUCER = true needs whole warpgroups of "
+                          "consumers (NUM_WARPS a multiple of 4), not ")
+             << getNumWarps(fn);
+    if (!fn.getBody().hasOneBlock())
+      return fn.emitError("PRODUCER = true needs a kernel body of one block");
+    Slice slice(fn);
+    for (TmaCopyOp c : copies)
+      if (Operation *bad = slice.add(c))
+        return bad->emitError("PRODUCER = true: a TMA copy needs this value, "
+                              "which the producer warpgroup cannot compute "
+                              "(a tile or an op with memory effects)");
+
+    // The body (but its return) becomes the consumer region.
+    Block &body = fn.getBody().front();
+    OpBuilder b(&body, body.begin());
+    auto ws = WarpSpecializeOp::create(b, fn.getLoc());
+    Block *producer = &ws.getProducer().emplaceBlock();
+    Block *consumer = &ws.getConsumer().emplaceBlock();
+    consumer->getOperations().splice(consumer->end(), body.getOperations(),
+                                     std::next(ws->getIterator()),
+                                     body.getTerminator()->getIterator());
+    OpBuilder pb(producer, producer->end());
+    IRMapping map;
+    emit(slice, *consumer, pb, map);
+
+    for (TmaCopyOp c : copies) {
+      if (c.getStages() > 1) {
+        OpBuilder cb(c);
+        TmaReleaseOp::create(cb, c.getLoc(), c.getIter(), c.getSlot(),
+                             c.getStages());
+      }
+      c.erase();
+    }
+    return success();
+  }
+};
+} // namespace
