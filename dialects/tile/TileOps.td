@@ -553,6 +553,22 @@ def Tile_WhereOp : Tile_Op<"where", [Pure, AllTypesMatch<["lhs", "rhs", "result"
   let hasVerifier = 1;
 }
 
+def Tile_FmaOp : Tile_Op<"fma", [Pure, AllTypesMatch<["a", "b", "c", "result"]>]> {
+  let summary = "Fused multiply-add: a * b + c, rounded once";
+  let description = [{
+    Elementwise `a * b + c` with a single rounding (`fma.rn`), from the
+    language's `fma(a, b, c)`. tilec never contracts a multiply and an add
+    by itself: kernels ask for it.
+
+    ```mlir
+    %y = tile.fma %s, %scale, %neg_m : !tile.tile<64x64xf32>
+    ```
+  }];
+  let arguments = (ins Tile_FloatTile:$a, Tile_FloatTile:$b, Tile_FloatTile:$c);
+  let results = (outs Tile_FloatTile:$result);
+  let assemblyFormat = "$a `,` $b `,` $c attr-dict `:` type($result)";
+}
+
 def Tile_CastOp : Tile_Op<"cast", [Pure]> {
   let summary = "Convert the element type";
   let description = [{

@@ -125,6 +125,7 @@ public:
   // Shared with the builtins; public so that small helpers can use them.
   mlir::FailureOr<Val> genBinary(BinOp op, Val a, Val b, SrcLoc l);
   mlir::FailureOr<Val> genSelect(Val c, Val a, Val b, SrcLoc l);
+  mlir::FailureOr<Val> genFma(Val a, Val b, Val c, SrcLoc l);
   mlir::FailureOr<Val> genCast(Val x, mlir::Type to, SrcLoc l);
   mlir::FailureOr<mlir::Value> materialize(Val v, mlir::Type scalar, SrcLoc l);
   mlir::FailureOr<mlir::Value> toRuntime(Val v, SrcLoc l);

@@ -38,7 +38,7 @@ static const BuiltinSig kBuiltins[] = {
     {"log2", 1, {"x"}},                 {"sqrt", 1, {"x"}},
     {"rsqrt", 1, {"x"}},                {"tanh", 1, {"x"}},
     {"abs", 1, {"x"}},                  {"max", 2, {"a", "b"}},
-    {"min", 2, {"a", "b"}},
+    {"min", 2, {"a", "b"}},             {"fma", 3, {"a", "b", "c"}},
 };
 
 static const BuiltinSig *findBuiltin(StringRef name) {
@@ -234,7 +234,7 @@ FailureOr<Val> MLIRGen::genBuiltin(const CallExpr &e) {
     return genDot(e, slots);
   if (n.starts_with("reduce_"))
     return genReduce(e, slots);
-  if (n == "where" || n == "max" || n == "min") {
+  if (n == "where" || n == "max" || n == "min" || n == "fma") {
     SmallVector<Val, 3> v;
     for (unsigned i = 0; i < slots.size(); ++i) {
       FailureOr<Val> x = arg(slots, i);
@@ -244,6 +244,8 @@ FailureOr<Val> MLIRGen::genBuiltin(const CallExpr &e) {
     }
     if (n == "where")
       return genSelect(v[0], v[1], v[2], e.getLoc());
+    if (n == "fma")
+      return genFma(v[0], v[1], v[2], e.getLoc());
     return genBinary(n == "max" ? BinOp::Max : BinOp::Min, v[0], v[1],
                      e.getLoc());
   }

@@ -8,6 +8,7 @@
 #include "lib/Frontend/MLIRGen.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 
 #include <cmath>
 
@@ -275,6 +276,55 @@ FailureOr<Val> MLIRGen::genSelect(Val c, Val a, Val b, SrcLoc l) {
     return failure();
   return Val::of(tl::WhereOp::create(builder, loc(l),
                                      TileType::get(*shape, *elem), *cv, *x, *y));
+}
+
+/// fma(a, b, c) = a * b + c rounded once: floats only, broadcast like a
+/// binary operator; compile-time constants fold.
+FailureOr<Val> MLIRGen::genFma(Val a, Val b, Val c, SrcLoc l) {
+  for (const Val *v : {&a, &b, &c})
+    if (v->kind == Val::None || v->kind == Val::Type || v->kind == Val::Bool)
+      return error(l) << "fma needs floating-point values, got "
+                      << describe(*v), failure();
+  if (a.isConst() && b.isConst() && c.isConst()) {
+    auto num = [](const Val &v) { return v.kind == Val::Int ? double(v.i) : v.f; };
+    return Val::ofFloat(std::fma(num(a), num(b), num(c)));
+  }
+  // One element type for the three (each pair must agree).
+  FailureOr<Type> elem = commonElemType(a, b, l, "fma");
+  if (failed(elem) || failed(commonElemType(a, c, l, "fma")) ||
+      failed(commonElemType(b, c, l, "fma")))
+    return failure();
+  for (const Val *v : {&a, &b, &c})
+    if (v->isRuntime())
+      elem = getElementTypeOrSelf(v->value.getType());
+  if (!isa<FloatType>(*elem))
+    return error(l) << "fma needs floating-point values, got "
+                    << describe(*elem), failure();
+  if (shapeOf(a).empty() && shapeOf(b).empty() && shapeOf(c).empty()) {
+    SmallVector<Value, 3> s;
+    for (const Val *v : {&a, &b, &c}) {
+      FailureOr<Value> x = materialize(*v, *elem, l);
+      if (failed(x))
+        return failure();
+      s.push_back(*x);
+    }
+    return Val::of(math::FmaOp::create(builder, loc(l), s[0], s[1], s[2]));
+  }
+  auto s1 = broadcastShapes(shapeOf(a), shapeOf(b), l, "fma");
+  if (failed(s1))
+    return failure();
+  auto shape = broadcastShapes(*s1, shapeOf(c), l, "fma");
+  if (failed(shape))
+    return failure();
+  SmallVector<Value, 3> t;
+  for (const Val *v : {&a, &b, &c}) {
+    FailureOr<Value> x = toTile(*v, *shape, *elem, l);
+    if (failed(x))
+      return failure();
+    t.push_back(*x);
+  }
+  return Val::of(tl::FmaOp::create(builder, loc(l), TileType::get(*shape, *elem),
+                                   t[0], t[1], t[2]));
 }
 
 /// Scalar conversion between i1/i32/i64/f16/bf16/f32/f64 (signed ints).

@@ -10,6 +10,8 @@
 //===----------------------------------------------------------------------===//
 #include "lib/Conversion/TileToGPU/ThreadLayout.h"
 
+#include "mlir/Dialect/Math/IR/Math.h"
+
 using namespace mlir;
 using namespace mlir::tile;
 using namespace mlir::tile::lowering;
@@ -215,6 +217,19 @@ struct WhereLowering : TilePattern<WhereOp> {
   }
 };
 
+/// fma.rn on each element (LLVM's fma intrinsic); scalar math.fma from the
+/// frontend too (else it would become a libdevice call).
+template <typename Op>
+struct FmaLowering : TilePattern<Op> {
+  using TilePattern<Op>::TilePattern;
+  LogicalResult
+  matchAndRewrite(Op op, typename Op::Adaptor a,
+                  ConversionPatternRewriter &rw) const override {
+    rw.replaceOpWithNewOp<LLVM::FMAOp>(op, a.getA(), a.getB(), a.getC());
+    return success();
+  }
+};
+
 struct CastLowering : TilePattern<CastOp> {
   using TilePattern::TilePattern;
   LogicalResult
@@ -326,7 +341,8 @@ void lowering::populateElementwisePatterns(TypeConverter &tc,
                                            LoweringState &s) {
   MLIRContext *ctx = p.getContext();
   p.add<SplatLowering, FullLowering, IotaLowering, AbsLowering, NegLowering,
-        CmpLowering, WhereLowering, CastLowering, AddPtrLowering,
+        CmpLowering, WhereLowering, FmaLowering<FmaOp>,
+        FmaLowering<math::FmaOp>, CastLowering, AddPtrLowering,
         ProgramIdLowering, NumProgramsLowering,
         BinaryLowering<AddOp, arith::AddFOp, arith::AddIOp>,
         BinaryLowering<SubOp, arith::SubFOp, arith::SubIOp>,

@@ -12,6 +12,7 @@
 
 #include "mlir/Dialect/Func/Transforms/FuncConversions.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/Transforms/Patterns.h"
 #include "mlir/Transforms/DialectConversion.h"
 
@@ -226,6 +227,7 @@ struct ConvertTileToGPUPass
 
     ConversionTarget target(*ctx);
     target.addIllegalDialect<TileDialect>();
+    target.addIllegalOp<math::FmaOp>(); // scalar fma(): fma.rn, no libdevice
     target.addLegalDialect<arith::ArithDialect, vector::VectorDialect,
                            LLVM::LLVMDialect, NVVM::NVVMDialect,
                            memref::MemRefDialect>();
