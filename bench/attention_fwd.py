@@ -34,14 +34,16 @@ SEQLENS = [512, 1024, 2048, 4096, 8192, 16384]
 HEAD_DIMS = [64, 128]
 DTYPES = {"bf16": "bf16", "fp16": "f16"}  # benchmark name -> tilec T
 PROVIDERS = ["tilec", "sdpa-flash", "sdpa-cudnn", "sdpa-efficient"]
-# (BM, BN, NUM_WARPS, MIN_BLOCKS, TMA_STAGES): the default per head dim and
-# the --tune candidates. MIN_BLOCKS > 0 asks ptxas to fit that many programs
-# per SM (.minnctapersm: caps registers); 0 leaves registers to ptxas.
-# TMA_STAGES 3: rings without CTA barriers and, with 8 warps at D = 128,
-# two warpgroups taking turns (ping-pong); 2: CTA barrier per copy.
-DEFAULT_CFG = {64: (64, 64, 4, 0, 3), 128: (64, 64, 4, 0, 3)}
-TUNE_CFGS = [(64, 64, 4, 0, 2), (128, 64, 8, 0, 2), (64, 64, 4, 4, 3),
-             (128, 128, 8, 0, 3), (64, 32, 4, 0, 2), (64, 128, 4, 0, 3)]
+# (BM, BN, NUM_WARPS, MIN_BLOCKS, TMA_STAGES, PRODUCER): the default per
+# head dim and the --tune candidates. MIN_BLOCKS > 0 asks ptxas to fit that
+# many programs per SM (.minnctapersm: caps registers); 0 leaves registers to
+# ptxas. TMA_STAGES 3: rings without CTA barriers and, with 8 warps at
+# D = 128, two warpgroups taking turns (ping-pong); 2: CTA barrier per copy.
+# PRODUCER 1: a producer warpgroup issues the copies (warp specialization).
+DEFAULT_CFG = {64: (64, 64, 4, 0, 3, 0), 128: (64, 64, 4, 0, 3, 0)}
+TUNE_CFGS = [(64, 64, 4, 0, 2, 0), (128, 64, 8, 0, 2, 0), (64, 64, 4, 4, 3, 0),
+             (128, 128, 8, 0, 3, 0), (128, 128, 8, 0, 3, 1), (64, 32, 4, 0, 2, 0),
+             (64, 128, 4, 0, 3, 0)]
 TOKENS, HIDDEN = 16384, 2048  # batch = TOKENS / seqlen, heads = HIDDEN / head_dim
 RTOL = 1e-2  # relative L2 error bound for 16-bit outputs
 
@@ -51,21 +53,22 @@ def shape_key(s):
 
 
 def cfg_str(cfg):
-    bm, bn, w, mb, st = cfg
-    return "BM=%d,BN=%d,W=%d" % (bm, bn, w) + (",MB=%d" % mb if mb else "") + ",ST=%d" % st
+    bm, bn, w, mb, st, p = cfg
+    return ("BM=%d,BN=%d,W=%d" % (bm, bn, w) + (",MB=%d" % mb if mb else "") + ",ST=%d" % st
+            + (",P=1" if p else ""))
 
 
-CFG_KEYS = ["BM", "BN", "W", "MB", "ST"]
+CFG_KEYS = ["BM", "BN", "W", "MB", "ST", "P"]
 
 
 def parse_cfg(text):
-    """'BM=64,BN=64,W=4[,MB=4][,ST=2]' or '64,64,4[,MB[,ST]]' -> the 5-tuple."""
-    cfg = dict(MB=0, ST=3)
+    """'BM=64,BN=64,W=4[,MB=4][,ST=2][,P=1]' or '64,64,4[,MB[,ST[,P]]]' -> the 6-tuple."""
+    cfg = dict(MB=0, ST=3, P=0)
     for i, part in enumerate(text.split(",")):
         key, eq, val = part.rpartition("=")
         key = key if eq else (CFG_KEYS[i] if i < len(CFG_KEYS) else "?")
         if key not in CFG_KEYS:
-            raise ValueError(f"a config is BM,BN,NUM_WARPS[,MIN_BLOCKS[,TMA_STAGES]], not {text!r}")
+            raise ValueError(f"a config is BM,BN,NUM_WARPS[,MIN_BLOCKS[,TMA_STAGES[,PRODUCER]]], not {text!r}")
         cfg[key] = int(val)
     if not all(k in cfg for k in ("BM", "BN", "W")):
         raise ValueError(f"a config needs BM, BN and NUM_WARPS: {text!r}")
@@ -95,8 +98,10 @@ class Tilec:
         self.extra = dict(extra or {})  # --define NAME=VALUE for every variant
 
     def args(self, T, D, causal, cfg):
-        bm, bn, w, mb, st = cfg
+        bm, bn, w, mb, st, p = cfg
         defs = dict(BM=bm, BN=bn, NUM_WARPS=w, MIN_BLOCKS=mb, TMA_STAGES=st)
+        if p:  # kernels without the parameter still take the other configs
+            defs["PRODUCER"] = "true"
         defs.update(self.extra)  # --define wins over the config
         defs.update(T=T, D=D, CAUSAL=str(bool(causal)).lower())
         out = [self.exe, self.tile, f"-arch={self.arch}"]
@@ -108,7 +113,7 @@ class Tilec:
         """Returns (ptx_path, manifest) or raises RuntimeError."""
         key = (T, D, bool(causal), cfg)
         if key not in self.cache:
-            prefix = self.dir / ("ff_%s_d%d_c%d_%d_%d_%d_%d_%d" % (T, D, causal, *cfg))
+            prefix = self.dir / ("ff_%s_d%d_c%d_%d_%d_%d_%d_%d_%d" % (T, D, causal, *cfg))
             r = subprocess.run(self.args(T, D, causal, cfg) + ["-o", str(prefix)],
                                capture_output=True, text=True, env=self.env)
             if r.returncode != 0:
@@ -656,7 +661,8 @@ def configs_for(a, s, tuned):
         return [parse_cfg(a.config)]
     if shape_key(s) in tuned:
         t = tuned[shape_key(s)]
-        return [(t["BM"], t["BN"], t["NUM_WARPS"], t.get("MIN_BLOCKS", 0), t.get("TMA_STAGES", 2))]
+        return [(t["BM"], t["BN"], t["NUM_WARPS"], t.get("MIN_BLOCKS", 0), t.get("TMA_STAGES", 2),
+                 int(t.get("PRODUCER", 0)))]
     return [DEFAULT_CFG[s["D"]]]
 
 
@@ -770,9 +776,9 @@ def main(argv=None):
                         if row["status"] == "PASS" and (best is None or row["tflops"] > best["tflops"]):
                             best = row
                     best = best or passed[0]
-                    bm, bn, w, mb, st = parse_cfg(best["config"])
+                    bm, bn, w, mb, st, p = parse_cfg(best["config"])
                     new_tuned[shape_key(s)] = {"BM": bm, "BN": bn, "NUM_WARPS": w, "MIN_BLOCKS": mb,
-                                               "TMA_STAGES": st, "tflops": best["tflops"]}
+                                               "TMA_STAGES": st, "PRODUCER": p, "tflops": best["tflops"]}
             rows.append(best)
             print("  ".join(fmt(best.get(c)) for c in COLS) + ("  " + best["error"] if "error" in best else ""), flush=True)
         del inputs, ref
