@@ -286,6 +286,9 @@ FailureOr<Val> MLIRGen::genFma(Val a, Val b, Val c, SrcLoc l) {
       return error(l) << "fma needs floating-point values, got "
                       << describe(*v), failure();
   if (a.isConst() && b.isConst() && c.isConst()) {
+    if (a.kind != Val::Float && b.kind != Val::Float && c.kind != Val::Float)
+      return error(l) << "fma needs floating-point values, got integer "
+                         "constants (write one as a float, e.g. 2.0)", failure();
     auto num = [](const Val &v) { return v.kind == Val::Int ? double(v.i) : v.f; };
     return Val::ofFloat(std::fma(num(a), num(b), num(c)));
   }
