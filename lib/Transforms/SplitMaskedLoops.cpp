@@ -1,7 +1,10 @@
 //===- SplitMaskedLoops.cpp - unmasked interior iterations ----------------===//
 //
 // A mask in a loop body (the condition of a tile.where, the mask of a
-// tile.load or tile.store) is often all true for every iteration but the
+// tile.load or tile.store, the rows a tile.tma_wait keeps: `valid` =
+// bound - y, all of the box when y + rows - 1 < bound, which in the first
+// loop becomes the constant box height so that the lowering zeroes
+// nothing) is often all true for every iteration but the
 // last few: `keys < seqlen` fails only in the block that crosses the end of
 // the sequence, a causal `rows >= keys` only in the blocks on the diagonal.
 // This pass finds, for each such mask, a loop-invariant bound X with
@@ -76,6 +79,20 @@ public:
     if (auto cmp = dyn_cast<arith::CmpIOp>(def))
       return compare(cmp.getPredicate(), cmp.getLhs(), cmp.getRhs());
     return {};
+  }
+
+  /// X such that iv < X keeps every row of a tile.tma_wait's box valid:
+  /// its `valid` is `bound - y` (tile-tma-loads) and all `rows` rows are
+  /// kept iff y + rows - 1 < bound; null when unknown.
+  Value validBound(TmaWaitOp wait) {
+    auto sub = wait.getValid().getDefiningOp<arith::SubIOp>();
+    if (!sub)
+      return {};
+    auto y = range(sub.getRhs()), b = range(sub.getLhs());
+    if (!y || !b)
+      return {};
+    y->hi += wait.getType().getDimSize(1 - wait.getInnerDim()) - 1;
+    return lessThan(*y, *b);
   }
 
 private:
@@ -166,6 +183,14 @@ private:
     return x;
   }
 
+  /// X such that iv < X makes every value of `l` less than every value of
+  /// `r`: iv + Lt + l.hi < Rt + r.lo, when only `l` grows with iv.
+  Value lessThan(const Range &l, const Range &r) {
+    if (l.coef == 1 && r.coef == 0)
+      return difference(r, l, r.lo - l.hi);
+    return {};
+  }
+
   Value compare(std::optional<arith::CmpIPredicate> pred, Value lhs,
                 Value rhs) {
     using P = arith::CmpIPredicate;
@@ -177,10 +202,8 @@ private:
     // All true iff max(L) < min(R) (lt) ... with L = coef*iv + ...; the
     // bound exists when only the side that must stay small grows with iv.
     switch (*pred) {
-    case P::slt: // iv + Lt + l.hi < Rt + r.lo
-      if (l->coef == 1 && r->coef == 0)
-        return difference(*r, *l, r->lo - l->hi);
-      return {};
+    case P::slt:
+      return lessThan(*l, *r);
     case P::sle:
       if (l->coef == 1 && r->coef == 0)
         return difference(*r, *l, r->lo - l->hi + 1);
@@ -215,6 +238,16 @@ Value maskOf(Operation *op) {
 
 /// The op with its mask gone (all true), in the first loop's body.
 void dropMask(Operation *op, RewriterBase &rw) {
+  if (auto wait = dyn_cast<TmaWaitOp>(op)) {
+    // Every row valid: a constant `valid` lets the lowering drop the
+    // zeroing of rows past it.
+    OpBuilder b(wait);
+    Value rows = arith::ConstantOp::create(
+        b, wait.getLoc(),
+        b.getI32IntegerAttr(wait.getType().getDimSize(1 - wait.getInnerDim())));
+    rw.modifyOpInPlace(wait, [&] { wait.getValidMutable().assign(rows); });
+    return;
+  }
   if (auto w = dyn_cast<WhereOp>(op)) {
     rw.replaceOp(w, w.getLhs());
     return;
@@ -251,11 +284,14 @@ void split(scf::ForOp loop, RewriterBase &rw) {
   Value x;
   for (auto [i, op] : llvm::enumerate(loop.getBody()->getOperations())) {
     Value mask = maskOf(&op);
+    if (auto wait = dyn_cast<TmaWaitOp>(op))
+      mask = wait.getValid();
     if (!mask)
       continue;
     auto [it, fresh] = boundOf.try_emplace(mask, Value());
     if (fresh)
-      it->second = bounds.bound(mask);
+      it->second = isa<TmaWaitOp>(op) ? bounds.validBound(cast<TmaWaitOp>(op))
+                                      : bounds.bound(mask);
     Value b = it->second;
     if (!b)
       continue;
