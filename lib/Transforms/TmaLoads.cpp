@@ -389,14 +389,58 @@ FailureOr<Value> originOf(OpBuilder &b, scf::ForOp loop, Value v,
   return out;
 }
 
-LogicalResult rewrite(scf::ForOp loop, const Match &mt, int64_t slot,
-                      int64_t stages) {
+/// Where the copies of `mt` read: the kernel argument, the row of it where
+/// the masked tensor's row 0 sits, and the box's first row `y0` (the
+/// induction variable mapped by `map`; no loop: a load outside loops),
+/// built at `b`.
+struct BoxOrigin {
+  Value arg, rowBase, y0;
+};
+FailureOr<BoxOrigin> boxOrigin(OpBuilder &b, scf::ForOp loop, Match mt,
+                               IRMapping &map) {
+  FailureOr<Value> p0 = originOf(b, loop, mt.load.getPtr(), map);
+  FailureOr<Value> y0 = failed(p0) ? p0 : originOf(b, loop, mt.rowIndex, map);
+  if (failed(y0))
+    return failure();
+  FailureOr<std::pair<Value, Value>> split =
+      argumentRows(b, mt.load.getLoc(), *p0, *y0, mt.stride);
+  if (failed(split))
+    return failure();
+  return BoxOrigin{split->first, split->second, *y0};
+}
+
+/// Copy `iter` of the box whose first row is `y`, where `pred` holds.
+void createCopy(OpBuilder &b, Match mt, const BoxOrigin &o, Value y,
+                Value iter, Value pred, int64_t slot, int64_t stages) {
+  Location loc = mt.load.getLoc();
+  auto type = cast<TileType>(mt.load.getType());
+  TmaCopyOp::create(b, loc, o.arg, arith::AddIOp::create(b, loc, o.rowBase, y),
+                    iter, pred, b.getI64IntegerAttr(slot),
+                    b.getI64IntegerAttr(stages),
+                    b.getDenseI64ArrayAttr(type.getShape()),
+                    b.getI64IntegerAttr(mt.inner),
+                    b.getI64IntegerAttr(mt.stride));
+}
+
+/// The load becomes a wait for stage `stage` (barrier parity `parity`),
+/// keeping the rows before `mt.bound` of the box whose first row is `y`.
+void replaceByWait(OpBuilder &b, Match mt, Value stage, Value parity,
+                   Value y, int64_t slot) {
   LoadOp load = mt.load;
   Location loc = load.getLoc();
+  Value valid = arith::SubIOp::create(b, loc, mt.bound, y);
+  auto wait = TmaWaitOp::create(b, loc, load.getType(), stage, parity, valid,
+                                b.getI64IntegerAttr(slot),
+                                b.getI64IntegerAttr(mt.inner));
+  load.replaceAllUsesWith(wait.getResult());
+  load.erase();
+}
+
+LogicalResult rewrite(scf::ForOp loop, Match mt, int64_t slot,
+                      int64_t stages) {
+  Location loc = mt.load.getLoc();
   Value iv = loop.getInductionVar(), lb = loop.getLowerBound(),
         ub = loop.getUpperBound(), step = loop.getStep();
-  auto type = cast<TileType>(load.getType());
-  SmallVector<int64_t> shape(type.getShape());
 
   // Scalars first (pure ops; left for DCE if anything fails): at the top
   // of the body, the iteration number and the next iteration's first row ...
@@ -416,37 +460,26 @@ LogicalResult rewrite(scf::ForOp loop, const Match &mt, int64_t slot,
   Value nextOk =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, nextIv, ub);
   Value afterScalars = nextOk;
-  // ... and before the loop the first row and the address of row 0.
+  // ... and before the loop the first row and the argument's row of the
+  // masked tensor's row 0.
   b.setInsertionPoint(loop);
   IRMapping first;
   first.map(iv, lb);
-  FailureOr<Value> p0 = originOf(b, loop, load.getPtr(), first);
-  FailureOr<Value> y0 = failed(p0) ? p0 : originOf(b, loop, mt.rowIndex, first);
-  if (failed(y0))
+  FailureOr<BoxOrigin> origin = boxOrigin(b, loop, mt, first);
+  if (failed(origin))
     return failure();
-  // Row 0 of the masked tensor is `rowBase` rows into the argument's.
-  FailureOr<std::pair<Value, Value>> split =
-      argumentRows(b, loc, *p0, *y0, mt.stride);
-  if (failed(split))
-    return failure();
-  auto [arg, rowBase] = *split;
-  auto copy = [&](Value y, Value copyIter, Value pred) {
-    TmaCopyOp::create(b, loc, arg, arith::AddIOp::create(b, loc, rowBase, y),
-                      copyIter, pred, b.getI64IntegerAttr(slot),
-                      b.getI64IntegerAttr(stages), b.getDenseI64ArrayAttr(shape),
-                      b.getI64IntegerAttr(mt.inner),
-                      b.getI64IntegerAttr(mt.stride));
-  };
   // Iteration i uses copy i (stage i % stages); the copy for i + 1 starts
   // at the top of iteration i, a whole iteration ahead; the first copy
   // starts before the loop.
-  copy(*y0, c32(0),
-       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lb, ub));
+  createCopy(b, mt, *origin, origin->y0, c32(0),
+             arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lb, ub),
+             slot, stages);
   b.setInsertionPointAfterValue(afterScalars);
-  copy(*yn, arith::AddIOp::create(b, loc, iter, c32(1)), nextOk);
+  createCopy(b, mt, *origin, *yn, arith::AddIOp::create(b, loc, iter, c32(1)),
+             nextOk, slot, stages);
   // In the loop: wait for this iteration's copy, in stage i % stages with
   // barrier parity (i / stages) % 2. Rows from `bound` on are masked off.
-  b.setInsertionPoint(load);
+  b.setInsertionPoint(mt.load);
   Value stage = arith::RemUIOp::create(b, loc, iter, c32(stages));
   Value parity = arith::AndIOp::create(
       b, loc, arith::DivUIOp::create(b, loc, iter, c32(stages)), c32(1));
@@ -455,45 +488,23 @@ LogicalResult rewrite(scf::ForOp loop, const Match &mt, int64_t slot,
   FailureOr<Value> y = originOf(b, loop, mt.rowIndex, cur);
   if (failed(y))
     return failure();
-  Value valid = arith::SubIOp::create(b, loc, mt.bound, *y);
-  auto wait = TmaWaitOp::create(b, loc, type, stage, parity, valid,
-                                b.getI64IntegerAttr(slot),
-                                b.getI64IntegerAttr(mt.inner));
-  load.replaceAllUsesWith(wait.getResult());
-  load.erase();
+  replaceByWait(b, mt, stage, parity, *y, slot);
   return success();
 }
 
 /// A load outside loops (matchA) as one copy into a one-stage slot and its
 /// wait, where the load was.
 LogicalResult rewriteA(Match mt, int64_t slot) {
-  LoadOp load = mt.load;
-  Location loc = load.getLoc();
-  auto type = cast<TileType>(load.getType());
-  OpBuilder b(load);
+  OpBuilder b(mt.load);
   IRMapping none;
-  FailureOr<Value> p0 = originOf(b, nullptr, load.getPtr(), none);
-  FailureOr<Value> y0 = failed(p0) ? p0 : originOf(b, nullptr, mt.rowIndex, none);
-  if (failed(y0))
+  FailureOr<BoxOrigin> origin = boxOrigin(b, nullptr, mt, none);
+  if (failed(origin))
     return failure();
-  FailureOr<std::pair<Value, Value>> split =
-      argumentRows(b, loc, *p0, *y0, mt.stride);
-  if (failed(split))
-    return failure();
-  auto [arg, rowBase] = *split;
+  Location loc = mt.load.getLoc();
   Value zero = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0));
   Value yes = arith::ConstantOp::create(b, loc, b.getBoolAttr(true));
-  TmaCopyOp::create(b, loc, arg, arith::AddIOp::create(b, loc, rowBase, *y0),
-                    zero, yes, b.getI64IntegerAttr(slot), b.getI64IntegerAttr(1),
-                    b.getDenseI64ArrayAttr(type.getShape()),
-                    b.getI64IntegerAttr(mt.inner),
-                    b.getI64IntegerAttr(mt.stride));
-  Value valid = arith::SubIOp::create(b, loc, mt.bound, *y0);
-  auto wait = TmaWaitOp::create(b, loc, type, zero, zero, valid,
-                                b.getI64IntegerAttr(slot),
-                                b.getI64IntegerAttr(mt.inner));
-  load.replaceAllUsesWith(wait.getResult());
-  load.erase();
+  createCopy(b, mt, *origin, origin->y0, zero, yes, slot, /*stages=*/1);
+  replaceByWait(b, mt, zero, zero, origin->y0, slot);
   return success();
 }
 
