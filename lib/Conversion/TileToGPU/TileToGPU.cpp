@@ -46,20 +46,24 @@ int64_t warpsOf(Operation *fn) {
   return 4;
 }
 
-/// The tile.warp_specialize of a kernel (the whole body), if any.
-WarpSpecializeOp specializeOp(Operation *fn) {
-  WarpSpecializeOp ws;
-  fn->walk([&](WarpSpecializeOp op) { ws = op; });
-  return ws;
+/// The tile.warp_specialize of a kernel, if any: tile-warp-specialize makes
+/// it the first op of the body.
+WarpSpecializeOp specializeOp(FunctionOpInterface fn) {
+  Region &body = fn.getFunctionBody();
+  if (body.empty() || body.front().empty())
+    return {};
+  return dyn_cast<WarpSpecializeOp>(body.front().front());
 }
 
 /// Moves a tile kernel into the gpu.module as a gpu.func kernel.
-gpu::GPUFuncOp outline(func::FuncOp fn, gpu::GPUModuleOp gpuModule) {
+/// `extraWarps`: a producer warpgroup's, in warp-specialized kernels.
+gpu::GPUFuncOp outline(func::FuncOp fn, gpu::GPUModuleOp gpuModule,
+                       int64_t extraWarps) {
   OpBuilder b = OpBuilder::atBlockEnd(gpuModule.getBody());
   auto gfn = gpu::GPUFuncOp::create(b, fn.getLoc(), fn.getName(),
                                     fn.getFunctionType());
   gfn->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
-  int64_t warps = warpsOf(fn) + (specializeOp(fn) ? kProducerWarps : 0);
+  int64_t warps = warpsOf(fn) + extraWarps;
   gfn.setKnownBlockSizeAttr(
       b.getDenseI32ArrayAttr({int32_t(32 * warps), 1, 1}));
   for (StringRef name : {kParamsAttr.data(), kNumWarpsAttr.data()})
@@ -87,7 +91,6 @@ KernelInfo threadIds(gpu::GPUFuncOp fn) {
   k.lane = arith::AndIOp::create(b, loc, tid, i32Const(b, loc, 31));
   k.warp = arith::ShRUIOp::create(b, loc, tid, i32Const(b, loc, 5));
   k.warps = warpsOf(fn);
-  k.specialized = bool(specializeOp(fn));
   return k;
 }
 
@@ -116,10 +119,7 @@ RegisterSplit splitRegisters(int64_t consumerWarps, int64_t blocks) {
 ///   else { setmaxnreg.dec; if (warp == warps) { producer } }
 /// (setmaxnreg only where it moves registers; then `.maxnreg` caps the
 /// launch). Runs after setupTmaSlots: barrier set-up stays before it.
-void splitWarps(gpu::GPUFuncOp fn, KernelInfo &k) {
-  WarpSpecializeOp ws = specializeOp(fn);
-  if (!ws)
-    return;
+void splitWarps(gpu::GPUFuncOp fn, WarpSpecializeOp ws, KernelInfo &k) {
   OpBuilder b(ws);
   Location loc = ws.getLoc();
   auto c32 = [&](int64_t v) { return i32Const(b, loc, v); };
@@ -206,11 +206,14 @@ struct ConvertTileToGPUPass
       return signalPassFailure();
     }
     for (func::FuncOp fn : kernels) {
-      gpu::GPUFuncOp gfn = outline(fn, gpuModule);
-      state.kernels[gfn] = threadIds(gfn);
-      if (failed(setupTmaSlots(gfn, state.kernels[gfn])))
+      WarpSpecializeOp ws = specializeOp(fn); // found before outlining
+      gpu::GPUFuncOp gfn = outline(fn, gpuModule, ws ? kProducerWarps : 0);
+      KernelInfo &k = state.kernels[gfn] = threadIds(gfn);
+      k.specialized = bool(ws);
+      if (failed(setupTmaSlots(gfn, k)))
         return signalPassFailure();
-      splitWarps(gfn, state.kernels[gfn]);
+      if (ws)
+        splitWarps(gfn, ws, k);
     }
 
     TypeConverter tc;

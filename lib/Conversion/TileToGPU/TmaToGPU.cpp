@@ -153,8 +153,10 @@ struct TmaCopyLowering : TilePattern<TmaCopyOp> {
     // Thread 0 (lane 0 of the producer warp) starts the copy where `pred`
     // holds.
     bool producer = op.getProducer();
-    if (producer && !ki.specialized)
-      return op.emitError("producer copy outside tile.warp_specialize");
+    if (producer != ki.specialized)
+      return op.emitError(producer ? "producer copy outside tile.warp_specialize"
+                                   : "a copy of a warp-specialized kernel "
+                                     "outside its producer region");
     Value go = arith::AndIOp::create(
         rw, loc, producer ? isLane0(rw, loc, ki) : ki.isFirstThread,
         arith::ExtUIOp::create(rw, loc, rw.getI32Type(), a.getPred()));
@@ -178,15 +180,13 @@ struct TmaCopyLowering : TilePattern<TmaCopyOp> {
     for (int64_t s = 0; s < slabs; ++s)
       cons += ",r";
     std::string text;
-    if (!producer && ki.specialized)
-      return op.emitError("a copy of a warp-specialized kernel outside its "
-                          "producer region");
-    if (stages <= 2 && !(producer && slot.hasEmpty)) {
-      // Two stages: the copy must wait for every warp to reach it anyway;
-      // a CTA barrier does that (faster than the empty barriers at D = 64
-      // on H100, bench/NOTES.md entry 19). One stage: a single copy.
+    if (!slot.hasEmpty) {
+      // Two stages (not warp-specialized): the copy must wait for every
+      // warp to reach it anyway; a CTA barrier does that (faster than the
+      // empty barriers at D = 64 on H100, bench/NOTES.md entry 19). One
+      // stage: a single copy.
       if (!producer)
-        gpu::BarrierOp::create(rw, loc);
+        ctaBarrier(rw, loc, ki);
       text = expect + copies;
     } else {
       if (!producer)
@@ -251,6 +251,7 @@ struct TmaWaitLowering : TilePattern<TmaWaitOp> {
     return success();
   }
 };
+
 struct TmaReleaseLowering : TilePattern<TmaReleaseOp> {
   using TilePattern::TilePattern;
 
@@ -292,11 +293,6 @@ LogicalResult lowering::setupTmaSlots(gpu::GPUFuncOp fn, KernelInfo &k) {
   for (TmaCopyOp c : copies)
     numSlots = std::max<int64_t>(numSlots, c.getSlot() + 1);
   SmallVector<int64_t> bytes(numSlots, 0), stages(numSlots, 2);
-  SmallVector<TmaReleaseOp> releases;
-  fn.walk([&](TmaReleaseOp r) { releases.push_back(r); });
-  for (TmaReleaseOp r : releases)
-    if (int64_t(r.getSlot()) >= numSlots)
-      return r.emitError("tma_release of a slot no copy fills");
   for (TmaCopyOp c : copies) {
     bytes[c.getSlot()] = c.getShape()[0] * c.getShape()[1] * 2;
     stages[c.getSlot()] = c.getStages();
