@@ -225,8 +225,11 @@ private:
   OpBuilder &pre;
 };
 
-/// The mask operand of a masked op of the body, if the pass may drop it.
+/// The mask operand of a masked op of the body, if the pass may drop it
+/// (a tile.tma_wait's `valid`).
 Value maskOf(Operation *op) {
+  if (auto wait = dyn_cast<TmaWaitOp>(op))
+    return wait.getValid();
   if (auto w = dyn_cast<WhereOp>(op))
     return w.getCond();
   if (auto ld = dyn_cast<LoadOp>(op))
@@ -284,15 +287,21 @@ void split(scf::ForOp loop, RewriterBase &rw) {
   Value x;
   for (auto [i, op] : llvm::enumerate(loop.getBody()->getOperations())) {
     Value mask = maskOf(&op);
-    if (auto wait = dyn_cast<TmaWaitOp>(op))
-      mask = wait.getValid();
     if (!mask)
       continue;
-    auto [it, fresh] = boundOf.try_emplace(mask, Value());
-    if (fresh)
-      it->second = isa<TmaWaitOp>(op) ? bounds.validBound(cast<TmaWaitOp>(op))
-                                      : bounds.bound(mask);
-    Value b = it->second;
+    // A mask shared by several ops is bounded once; a wait's bound also
+    // depends on its box, so each wait has its own.
+    bool fresh = true;
+    Value b;
+    if (auto wait = dyn_cast<TmaWaitOp>(op)) {
+      b = bounds.validBound(wait);
+    } else {
+      auto [it, isNew] = boundOf.try_emplace(mask, Value());
+      if (isNew)
+        it->second = bounds.bound(mask);
+      fresh = isNew;
+      b = it->second;
+    }
     if (!b)
       continue;
     dropped.push_back(i);
