@@ -159,8 +159,8 @@ def TileWarpSpecialize : Pass<"tile-warp-specialize", "mlir::ModuleOp"> {
     `tile.tma_release`. The program gets one more warpgroup after its
     NUM_WARPS warps (a multiple of 4); `setmaxnreg`
     moves registers from it to the consumers where that helps. A value the
-    copies need that is a tile or comes from an op with memory effects is
-    an error; without copies the kernel is left as it is.
+    copies need that is a tile or comes from an op with memory effects or
+    regions (other than scf.for / scf.if) is an error; without copies the kernel is left as it is.
   }];
   let options = [
     Option<"arch", "arch", "std::string", /*default=*/"\"\"",

@@ -14,8 +14,8 @@
 // stage (one-stage slots, copied once, need none), so the consumer warps
 // only wait for copies and mark stages passed; the producer waits for
 // stages to be passed and starts the copies. Values the copies need that
-// are tiles, or come from ops with memory effects, are an error: the
-// producer cannot compute them.
+// are tiles, or come from ops with memory effects or other regions, are
+// an error: the producer cannot compute them.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Transforms/Passes.h"
@@ -177,33 +177,26 @@ void emit(const Slice &s, Block &src, OpBuilder &b, IRMapping &map) {
     }
     if (auto ifOp = dyn_cast<scf::IfOp>(op)) {
       SmallVector<unsigned> results;
-      SmallVector<Type> types;
       for (OpResult r : ifOp.getResults())
-        if (s.isNeeded(r)) {
+        if (s.isNeeded(r))
           results.push_back(r.getResultNumber());
-          types.push_back(r.getType());
-        }
-      bool withElse = !ifOp.getElseRegion().empty();
-      auto copy = scf::IfOp::create(b, loc, types, lookup(ifOp.getCondition()),
-                                    withElse);
-      auto fill = [&](Block *from, Region &to) {
-        if (to.empty())
-          to.emplaceBlock();
-        Block &block = to.front();
-        OpBuilder bb(&block, block.end());
-        if (!block.empty() && block.back().hasTrait<OpTrait::IsTerminator>())
-          bb.setInsertionPoint(&block.back());
-        emit(s, *from, bb, map);
-        if (!types.empty()) {
+      // Each branch: its kept ops, then the needed results (the builder
+      // takes the if's result types from the yields).
+      auto branch = [&](Block *from) {
+        return [&, from](OpBuilder &bb, Location l) {
+          emit(s, *from, bb, map);
           SmallVector<Value> out;
           for (unsigned i : results)
             out.push_back(lookup(from->getTerminator()->getOperand(i)));
-          scf::YieldOp::create(bb, loc, out);
-        }
+          scf::YieldOp::create(bb, l, out);
+        };
       };
-      fill(ifOp.thenBlock(), copy.getThenRegion());
-      if (withElse)
-        fill(ifOp.elseBlock(), copy.getElseRegion());
+      auto thenBranch = branch(ifOp.thenBlock());
+      auto copy =
+          ifOp.getElseRegion().empty()
+              ? scf::IfOp::create(b, loc, lookup(ifOp.getCondition()), thenBranch)
+              : scf::IfOp::create(b, loc, lookup(ifOp.getCondition()), thenBranch,
+                                  branch(ifOp.elseBlock()));
       for (auto [k, i] : llvm::enumerate(results))
         map.map(ifOp.getResult(i), copy.getResult(k));
       continue;
@@ -249,7 +242,7 @@ struct WarpSpecializePass
       if (Operation *bad = slice.add(c))
         return bad->emitError("PRODUCER = true: a TMA copy needs this value, "
                               "which the producer warpgroup cannot compute "
-                              "(a tile or an op with memory effects)");
+                              "(a tile, or an op with memory effects or regions)");
 
     // The body (but its return) becomes the consumer region.
     Block &body = fn.getBody().front();
