@@ -32,6 +32,10 @@ namespace mlir::tile {
 inline constexpr llvm::StringLiteral kKernelAttr = "tile.kernel";
 /// Dictionary attribute with the compile-time parameters a kernel was built with.
 inline constexpr llvm::StringLiteral kParamsAttr = "tile.params";
+/// Unit attribute on a kernel made persistent (three more i32 parameters:
+/// the logical grid) and on its loop over the logical programs
+/// (tile-persistent).
+inline constexpr llvm::StringLiteral kPersistentAttr = "tile.persistent";
 /// Integer attribute on the module: warps per program.
 inline constexpr llvm::StringLiteral kNumWarpsAttr = "tile.num_warps";
 

@@ -279,6 +279,11 @@ public:
   /// by value after the user's arguments. Errors: the pointer is null or not
   /// 16-byte aligned, is not device memory (cuMemGetAddressRange), holds less
   /// than one row, or the driver rejects the map.
+  ///
+  /// A persistent kernel (manifest.persistent) is launched with
+  /// min(programs of `grid`, residentPrograms()) programs along x, and gets
+  /// `grid` itself (three u32) after the user's arguments, before the maps:
+  /// its programs loop over `grid`'s programs (at most 2^31 - 1 of them).
   Status launch(std::array<unsigned, 3> grid,
                 const std::vector<KernelArg> &args,
                 Stream stream = nullptr) const;
@@ -286,6 +291,10 @@ public:
   const Manifest &manifest() const { return manifest_; }
   /// "cubin" or "ptx": what was loaded.
   const std::string &loadedFrom() const { return loadedFrom_; }
+  /// Programs of this kernel the device runs at once (SMs times programs
+  /// per SM by the driver's occupancy calculator); set for persistent
+  /// kernels only, else 0.
+  unsigned residentPrograms() const { return resident_; }
   const Module &module() const { return *module_; }
 
 private:
@@ -294,6 +303,7 @@ private:
   void *function_ = nullptr;
   Manifest manifest_;
   std::string loadedFrom_;
+  unsigned resident_ = 0;
 };
 
 /// Times GPU work with a pair of CUDA events.

@@ -63,6 +63,8 @@ void describeKernel(mlir::ModuleOp module, Manifest &m) {
     if (!fn->hasAttr(mlir::tile::kKernelAttr))
       return;
     m.kernelName = fn.getName().str();
+    // tile-persistent (later) appends the logical grid to these parameters.
+    m.persistent = mlir::tile::getKernelParam(fn, "PERSISTENT", false);
     for (auto [i, t] : llvm::enumerate(fn.getArgumentTypes())) {
       auto name = fn.getArgAttrOfType<mlir::StringAttr>(i, "tile.name");
       m.params.push_back({name ? name.str() : "arg" + std::to_string(i),

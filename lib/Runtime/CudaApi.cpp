@@ -78,6 +78,10 @@ bool resolveAll(CudaApi &api, std::string &missing) {
   if (!resolve(h, api.cuTensorMapEncodeTiled, {"cuTensorMapEncodeTiled"},
                optional))
     api.cuTensorMapEncodeTiled = nullptr;
+  // Only persistent kernels need it (Kernel::load reports it missing).
+  if (!resolve(h, api.cuOccupancyMaxActiveBlocksPerMultiprocessor,
+               {"cuOccupancyMaxActiveBlocksPerMultiprocessor"}, optional))
+    api.cuOccupancyMaxActiveBlocksPerMultiprocessor = nullptr;
   return true;
 }
 

@@ -131,6 +131,9 @@ struct CudaApi {
                                      const cuuint64_t *, const cuuint64_t *,
                                      const cuuint32_t *, const cuuint32_t *,
                                      int, int, int, int);
+  /// nullptr when the driver lacks it (then persistent kernels do not load).
+  CUresult (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(int *, CUfunction,
+                                                          int, std::size_t);
   CUresult (*cuEventCreate)(CUevent *, unsigned);
   CUresult (*cuEventRecord)(CUevent, CUstream);
   CUresult (*cuEventSynchronize)(CUevent);

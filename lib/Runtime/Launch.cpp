@@ -175,6 +175,22 @@ Status Kernel::launch(std::array<unsigned, 3> grid,
                          std::to_string(grid[2]) +
                          ") exceeds the limits (2^31-1, 65535, 65535)");
 
+  // Persistent: the resident programs loop over `grid`, passed to them.
+  std::array<unsigned, 3> launched = grid;
+  if (manifest_.persistent) {
+    std::uint64_t programs = std::uint64_t(grid[0]) * grid[1] * grid[2];
+    if (programs > 0x7fffffffu)
+      return Status::error("launching '" + manifest_.kernelName + "': " +
+                           std::to_string(programs) +
+                           " programs, more than a persistent kernel counts "
+                           "(2^31-1)");
+    if (resident_ == 0)
+      return Status::error("launching '" + manifest_.kernelName +
+                           "': persistent, but loaded without its resident "
+                           "program count");
+    launched = {unsigned(std::min<std::uint64_t>(programs, resident_)), 1, 1};
+  }
+
   const CudaApi &api = *ctx_->api;
   if (Status s = ctx_->makeCurrent(); !s.ok())
     return s;
@@ -194,15 +210,18 @@ Status Kernel::launch(std::array<unsigned, 3> grid,
   // kernelParams ends with a nullptr: the driver reads only as many entries
   // as the kernel declares, and the terminator lets a fake driver count them.
   std::vector<void *> params;
-  params.reserve(args.size() + maps.size() + 1);
+  params.reserve(args.size() + 3 + maps.size() + 1);
   for (const KernelArg &a : args)
     params.push_back(const_cast<void *>(static_cast<const void *>(&a.value)));
+  if (manifest_.persistent)
+    for (unsigned &g : grid)
+      params.push_back(&g);
   for (CUtensorMap &map : maps)
     params.push_back(&map);
   params.push_back(nullptr);
 
   CUresult r = api.cuLaunchKernel(
-      static_cast<CUfunction>(function_), grid[0], grid[1], grid[2],
+      static_cast<CUfunction>(function_), launched[0], launched[1], launched[2],
       unsigned(manifest_.blockSize), 1, 1,
       unsigned(manifest_.sharedMemoryBytes), static_cast<CUstream>(stream),
       params.size() == 1 ? nullptr : params.data(), nullptr);

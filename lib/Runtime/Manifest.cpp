@@ -4,7 +4,7 @@
 // (line:column errors) and then checks the schema, naming the missing or
 // mistyped key, and the tensor maps against the rules the launcher's encoding
 // needs. Every key is required except "tensorMaps" (added later; absent
-// means none). The "scratchBytesPerProgram" of older manifests is accepted
+// means none) and "persistent" (written only when true). The "scratchBytesPerProgram" of older manifests is accepted
 // only as 0. No LLVM: the runtime links without it.
 //
 //===----------------------------------------------------------------------===//
@@ -58,6 +58,8 @@ std::string Manifest::toJSON() const {
          ", \"boxRows\": " + std::to_string(t.boxRows) + "}";
   }
   j += tensorMaps.empty() ? "],\n" : "\n  ],\n";
+  if (persistent)
+    j += "  \"persistent\": true,\n";
   j += "  \"tilecVersion\": " + quote(tilecVersion) + ",\n";
   j += "  \"llvmVersion\": " + quote(llvmVersion) + ",\n";
   j += "  \"cudaVersion\": " + quote(cudaVersion) + ",\n";
@@ -259,6 +261,12 @@ bool Manifest::fromJSON(const std::string &text, Manifest &out,
     }
   }
 
+  if (const Value *p = root.get("persistent")) { // absent: false
+    if (p->kind != Value::Bool)
+      return typeError("\"persistent\"", "a boolean", *p, why), bad(why);
+    m.persistent = p->boolean;
+  }
+
   if (!getString(root, "tilecVersion", m.tilecVersion, why) ||
       !getString(root, "llvmVersion", m.llvmVersion, why) ||
       !getString(root, "cudaVersion", m.cudaVersion, why) ||
@@ -273,7 +281,8 @@ bool Manifest::operator==(const Manifest &o) const {
   return kernelName == o.kernelName && params == o.params &&
          constants == o.constants && blockSize == o.blockSize &&
          sharedMemoryBytes == o.sharedMemoryBytes && arch == o.arch &&
-         tensorMaps == o.tensorMaps && tilecVersion == o.tilecVersion &&
+         tensorMaps == o.tensorMaps && persistent == o.persistent &&
+         tilecVersion == o.tilecVersion &&
          llvmVersion == o.llvmVersion && cudaVersion == o.cudaVersion &&
          sourceHash == o.sourceHash;
 }

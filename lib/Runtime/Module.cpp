@@ -208,6 +208,25 @@ Expected<Kernel> Kernel::load(const Device &device, const Manifest &manifest,
         !s.ok())
       return s.withContext("kernel '" + name + "'");
   }
+  if (manifest.persistent) {
+    // How many programs run at once: a persistent launch starts that many.
+    if (!api.cuOccupancyMaxActiveBlocksPerMultiprocessor)
+      return Status::error("kernel '" + name + "' is persistent, but the CUDA "
+                           "driver " + api.path + " lacks "
+                           "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+    int perSM = 0;
+    if (Status s = api.check(api.cuOccupancyMaxActiveBlocksPerMultiprocessor(
+                                 &perSM, cf, manifest.blockSize,
+                                 std::size_t(manifest.sharedMemoryBytes)),
+                             "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+        !s.ok())
+      return s.withContext("kernel '" + name + "'");
+    if (perSM <= 0 || device.smCount() <= 0)
+      return Status::error("kernel '" + name + "': no program fits on an SM of " +
+                           device.name() + " (" + std::to_string(perSM) +
+                           " per SM)");
+    k.resident_ = unsigned(perSM) * unsigned(device.smCount());
+  }
   return k;
 }
 

@@ -42,6 +42,22 @@ def TileFoldScale : Pass<"tile-fold-scale", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::tile::TileDialect", "mlir::arith::ArithDialect"];
 }
 
+def TilePersistent : Pass<"tile-persistent", "mlir::ModuleOp"> {
+  let summary = "Resident programs loop over the launch grid (PERSISTENT)";
+  let description = [{
+    Pipeline stage 3, first pass; only in kernels with a compile-time
+    parameter `PERSISTENT` that is true. The kernel takes three more i32
+    parameters, the logical grid (x, y, z), and its body becomes an
+    `scf.for` marked `tile.persistent` over the logical programs
+    `t = program_id(0), + num_programs(0), ... < gx * gy * gz`, in which
+    `program_id(d)` is the d-th coordinate of t (x fastest) and
+    `num_programs(d)` the logical grid's size. The launcher starts as many
+    programs as are resident at once. `TMA_A = true` is an error with it.
+  }];
+  let dependentDialects = ["mlir::tile::TileDialect", "mlir::scf::SCFDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
 def TileTmaLoads : Pass<"tile-tma-loads", "mlir::ModuleOp"> {
   let summary = "Turn loop loads of dot B operands into pipelined TMA copies (sm_90a)";
   let description = [{

@@ -5,7 +5,8 @@
 // values only (through pure ops) reads the next iteration's data; its value
 // for the current iteration arrives through a new iter_arg. The prologue
 // load and each next-iteration load are masked with `iv < ub`, so no
-// address outside the loop's range is read.
+// address outside the loop's range is read. A persistent kernel's loop over
+// its programs (tile.persistent) is not pipelined.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Transforms/Passes.h"
@@ -106,6 +107,11 @@ struct PipelineLoadsPass
     getOperation().walk([&](scf::ForOp loop) { loops.push_back(loop); });
     IRRewriter rewriter(&getContext());
     for (scf::ForOp loop : loops) {
+      // A persistent kernel's loop over programs (tile-persistent) is
+      // left alone: its loads (Q) would hold registers through the
+      // whole inner loop.
+      if (loop->hasAttr(kPersistentAttr))
+        continue;
       SmallVector<LoadOp> loads;
       for (Operation &op : *loop.getBody())
         if (auto ld = dyn_cast<LoadOp>(op))

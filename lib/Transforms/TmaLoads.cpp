@@ -35,6 +35,7 @@
 
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SetVector.h"
 
 namespace mlir::tile {
 #define GEN_PASS_DEF_TILETMALOADS
@@ -436,8 +437,81 @@ void replaceByWait(OpBuilder &b, Match mt, Value stage, Value parity,
   load.erase();
 }
 
+/// Copy `iter` where `pred` holds: a predicated copy, or with `guarded`
+/// (rings that continue across an outer loop) a copy inside `if (pred)`,
+/// so that a copy point that copies nothing is never passed (the stages'
+/// empty barriers count only the copies made).
+void createCopyIf(OpBuilder &b, Match mt, const BoxOrigin &o, Value y,
+                  Value iter, Value pred, int64_t slot, int64_t stages,
+                  bool guarded) {
+  if (!guarded)
+    return createCopy(b, mt, o, y, iter, pred, slot, stages);
+  Location loc = mt.load.getLoc();
+  auto ifOp = scf::IfOp::create(b, loc, pred, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+  createCopy(b, mt, o, y, iter,
+             arith::ConstantOp::create(b, loc, b.getBoolAttr(true)), slot,
+             stages);
+}
+
+/// `loop` (in a loop body) as a ring that continues from one iteration of
+/// the enclosing loop to the next: a new i32 iter_arg of the enclosing
+/// loop counts the copies made so far (its iterations of `loop` each
+/// copy once), and is returned.
+Value ringBase(scf::ForOp loop) {
+  auto outer = cast<scf::ForOp>(loop->getParentOp());
+  Location loc = loop.getLoc();
+  IRRewriter rw(loop->getContext());
+  rw.setInsertionPoint(outer);
+  Value zero = arith::ConstantOp::create(rw, loc, rw.getI32IntegerAttr(0));
+  SmallVector<NamedAttribute> attrs(outer->getDiscardableAttrs());
+  auto grown = outer.replaceWithAdditionalYields(
+      rw, zero, /*replaceInitOperandUsesInLoop=*/false,
+      [&](OpBuilder &b, Location l, ArrayRef<BlockArgument> args) {
+        // Iterations of `loop`: lb < ub ? (ub - lb + step - 1) / step : 0.
+        auto c32 = [&](int64_t v) {
+          return arith::ConstantOp::create(b, l, b.getI32IntegerAttr(v));
+        };
+        Value lb = loop.getLowerBound(), ub = loop.getUpperBound(),
+              step = loop.getStep();
+        Value trips = arith::DivSIOp::create(
+            b, l,
+            arith::AddIOp::create(
+                b, l, arith::SubIOp::create(b, l, ub, lb),
+                arith::SubIOp::create(b, l, step, c32(1))),
+            step);
+        Value runs =
+            arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, lb, ub);
+        Value count = arith::SelectOp::create(b, l, runs, trips, c32(0));
+        return SmallVector<Value>{
+            arith::AddIOp::create(b, l, args.front(), count)};
+      });
+  auto newOuter = cast<scf::ForOp>(grown->getOperation());
+  for (NamedAttribute a : attrs)
+    newOuter->setDiscardableAttr(a.getName(), a.getValue());
+  return newOuter.getRegionIterArgs().back();
+}
+
+/// Whether `loop` runs once per kernel (no loop around it: `base` stays
+/// null) or once per iteration of the loop whose body holds it, itself in
+/// no loop (`base` becomes that ring's copy count); other nestings keep
+/// their loads.
+bool ringPlacement(scf::ForOp loop, bool &nested) {
+  nested = false;
+  for (Operation *p = loop->getParentOp(); p && !isa<func::FuncOp>(p);
+       p = p->getParentOp()) {
+    if (!isa<scf::ForOp>(p))
+      continue;
+    if (nested || p != loop->getParentOp())
+      return false;
+    nested = true;
+  }
+  return true;
+}
+
 LogicalResult rewrite(scf::ForOp loop, Match mt, int64_t slot,
-                      int64_t stages) {
+                      int64_t stages, Value base) {
   Location loc = mt.load.getLoc();
   Value iv = loop.getInductionVar(), lb = loop.getLowerBound(),
         ub = loop.getUpperBound(), step = loop.getStep();
@@ -451,6 +525,8 @@ LogicalResult rewrite(scf::ForOp loop, Match mt, int64_t slot,
   };
   Value iter = arith::DivSIOp::create(
       b, loc, arith::SubIOp::create(b, loc, iv, lb), step);
+  if (base)
+    iter = arith::AddIOp::create(b, loc, base, iter);
   IRMapping next;
   Value nextIv = arith::AddIOp::create(b, loc, iv, step);
   next.map(iv, nextIv);
@@ -471,12 +547,13 @@ LogicalResult rewrite(scf::ForOp loop, Match mt, int64_t slot,
   // Iteration i uses copy i (stage i % stages); the copy for i + 1 starts
   // at the top of iteration i, a whole iteration ahead; the first copy
   // starts before the loop.
-  createCopy(b, mt, *origin, origin->y0, c32(0),
-             arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lb, ub),
-             slot, stages);
+  bool guarded = bool(base);
+  createCopyIf(b, mt, *origin, origin->y0, base ? base : c32(0),
+               arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lb, ub),
+               slot, stages, guarded);
   b.setInsertionPointAfterValue(afterScalars);
-  createCopy(b, mt, *origin, *yn, arith::AddIOp::create(b, loc, iter, c32(1)),
-             nextOk, slot, stages);
+  createCopyIf(b, mt, *origin, *yn, arith::AddIOp::create(b, loc, iter, c32(1)),
+               nextOk, slot, stages, guarded);
   // In the loop: wait for this iteration's copy, in stage i % stages with
   // barrier parity (i / stages) % 2. Rows from `bound` on are masked off.
   b.setInsertionPoint(mt.load);
@@ -537,11 +614,18 @@ struct TmaLoadsPass : public mlir::tile::impl::TileTmaLoadsBase<TmaLoadsPass> {
         return;
       AxisAnalysis axes(fn);
       SmallVector<std::pair<scf::ForOp, Match>> matches;
+      llvm::SetVector<Operation *> nestedLoops; // rings an outer loop continues
       fn.walk([&](scf::ForOp loop) {
+        bool nested;
+        if (!ringPlacement(loop, nested))
+          return;
         for (Operation &op : *loop.getBody())
           if (auto ld = dyn_cast<LoadOp>(op))
-            if (std::optional<Match> m = match(loop, ld, axes))
+            if (std::optional<Match> m = match(loop, ld, axes)) {
               matches.push_back({loop, *m});
+              if (nested)
+                nestedLoops.insert(loop);
+            }
       });
       // A operands outside loops of the dots whose B becomes a copy.
       DenseSet<Operation *> slotDots;
@@ -571,8 +655,14 @@ struct TmaLoadsPass : public mlir::tile::impl::TileTmaLoadsBase<TmaLoadsPass> {
         aMatches.clear();
       // Last first, so that the copies at the top of a loop body come out
       // in program order (each rewrite inserts at the top).
+      // A loop in a loop (the persistent loop over programs) gets its
+      // copy count from the outer loop, once for all its slots.
+      DenseMap<Operation *, Value> bases;
+      for (Operation *loop : nestedLoops)
+        bases[loop] = ringBase(cast<scf::ForOp>(loop));
       for (int64_t i = int64_t(matches.size()) - 1; i >= 0; --i)
-        (void)rewrite(matches[i].first, matches[i].second, i, stages);
+        (void)rewrite(matches[i].first, matches[i].second, i, stages,
+                      bases.lookup(matches[i].first));
       int64_t slot = matches.size();
       for (Match m : aMatches)
         if (succeeded(rewriteA(m, slot)))

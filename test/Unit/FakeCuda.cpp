@@ -172,6 +172,15 @@ int cuFuncSetAttribute(void *, int attr, int value) {
     state.maxDynamicShared = value;
   return 0;
 }
+int cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, void *, int block,
+                                                std::size_t smem) {
+  state.occupancyBlockSize = block;
+  state.occupancyShared = int(smem);
+  if (state.programsPerSM < 0)
+    return 1;
+  *n = state.programsPerSM ? state.programsPerSM : 1;
+  return 0;
+}
 int cuLaunchKernel(void *, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                    unsigned by, unsigned bz, unsigned smem, void *,
                    void **params, void **) {

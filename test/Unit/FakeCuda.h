@@ -18,6 +18,9 @@
 // 0x7e450000 + the call's number (tensorMapEncodes after it), the rest
 // 0xA5 bytes; it fails with CUDA_ERROR_INVALID_VALUE when
 // tensorMapEncodeFails is set.
+// cuOccupancyMaxActiveBlocksPerMultiprocessor reports programsPerSM
+// (1 when 0; -1: fails with CUDA_ERROR_INVALID_VALUE) and records the block
+// size and shared memory it was asked about.
 // cuLaunchKernel counts kernelParams up to the nullptr the runtime ends it
 // with (the real driver reads as many as the kernel declares), and copies
 // the 128 bytes of each entry from index tailParamsFrom on (a tensor map
@@ -58,6 +61,8 @@ struct FakeCudaState {
   int tensorMapEncodeFails;            ///< set: the next calls fail
   int tailParamsFrom;                  ///< set by the test; 0: capture none
   unsigned char tailParams[4][128];    ///< bytes of params[tailParamsFrom + i]
+  int programsPerSM;                   ///< set by the test (see above)
+  int occupancyBlockSize, occupancyShared; ///< the last occupancy query
 };
 
 extern "C" FakeCudaState *fakecuda_state();

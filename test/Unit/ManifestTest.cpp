@@ -218,6 +218,23 @@ TEST(Manifest, MissingTensorMapsMeansNone) {
   EXPECT_EQ(m, back);
 }
 
+TEST(Manifest, PersistentKeyOnlyWhenTrue) {
+  Manifest m = sample(), back;
+  std::string error;
+  EXPECT_EQ(m.toJSON().find("persistent"), std::string::npos);
+  m.persistent = true;
+  std::string json = m.toJSON();
+  EXPECT_NE(json.find("\n  \"persistent\": true,\n"), std::string::npos) << json;
+  ASSERT_TRUE(Manifest::fromJSON(json, back, error)) << error << "\n" << json;
+  EXPECT_TRUE(back.persistent);
+  EXPECT_EQ(m, back);
+  EXPECT_FALSE(sample() == back); // equality looks at it
+  std::string wrong = json;
+  wrong.replace(wrong.find("true,\n  \"tilecVersion"), 4, "1");
+  EXPECT_EQ(parseError(wrong),
+            "invalid manifest: \"persistent\" must be a boolean, got number");
+}
+
 TEST(Manifest, OldScratchKernelsAreRefused) {
   // Before tensor maps, TMA kernels took a hidden global scratch pointer
   // ("scratchBytesPerProgram" > 0) that nothing passes any more.

@@ -362,6 +362,56 @@ TEST(Runtime, LaunchPassesGridBlockAndArguments) {
   EXPECT_FALSE(never.launch({1, 1, 1}, {}).ok());
 }
 
+TEST(Runtime, PersistentLaunchStartsTheResidentPrograms) {
+  FakeDriver driver;
+  Expected<Device> dev = Device::open();
+  ASSERT_TRUE(dev);
+  Manifest m = flashManifest();
+  m.persistent = true;
+  m.sharedMemoryBytes = 4096;
+  fake()->programsPerSM = 2;
+  Expected<Kernel> k = Kernel::load(*dev, m, kPTX);
+  fake()->programsPerSM = 0;
+  ASSERT_TRUE(k) << k.error();
+  EXPECT_EQ(fake()->occupancyBlockSize, 128);
+  EXPECT_EQ(fake()->occupancyShared, 4096);
+  EXPECT_EQ(k->residentPrograms(), 2u * 132u); // the fake has 132 SMs
+
+  // 16 x 128 programs: 264 launched along x, the grid after the arguments.
+  ASSERT_TRUE(k->launch({16, 128, 1}, flashArgs()).ok());
+  EXPECT_EQ(fake()->grid[0], 264u);
+  EXPECT_EQ(fake()->grid[1], 1u);
+  EXPECT_EQ(fake()->grid[2], 1u);
+  EXPECT_EQ(fake()->paramCount, 10);
+  EXPECT_EQ(std::uint32_t(fake()->params[5]), 1000u);
+  EXPECT_EQ(std::uint32_t(fake()->params[7]), 16u);
+  EXPECT_EQ(std::uint32_t(fake()->params[8]), 128u);
+  EXPECT_EQ(std::uint32_t(fake()->params[9]), 1u);
+  // Fewer programs than fit: one each.
+  ASSERT_TRUE(k->launch({3, 2, 5}, flashArgs()).ok());
+  EXPECT_EQ(fake()->grid[0], 30u);
+  EXPECT_EQ(std::uint32_t(fake()->params[9]), 5u);
+  // More than an i32 counts.
+  Status s = k->launch({0x7fffffffu, 2, 1}, flashArgs());
+  EXPECT_TRUE(contains(s.message(), "more than a persistent kernel counts"))
+      << s.message();
+
+  // The occupancy query failing is an error of the load.
+  fake()->programsPerSM = -1;
+  Expected<Kernel> bad = Kernel::load(*dev, m, kPTX);
+  fake()->programsPerSM = 0;
+  ASSERT_FALSE(bad);
+  EXPECT_TRUE(contains(bad.error(), "cuOccupancyMaxActiveBlocksPerMultiprocessor"))
+      << bad.error();
+  // A kernel that is not persistent is launched as asked.
+  Expected<Kernel> plain = Kernel::load(*dev, flashManifest(), kPTX);
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(plain->residentPrograms(), 0u);
+  ASSERT_TRUE(plain->launch({16, 128, 1}, flashArgs()).ok());
+  EXPECT_EQ(fake()->grid[0], 16u);
+  EXPECT_EQ(fake()->paramCount, 7);
+}
+
 namespace {
 
 std::string hexPtr(DevicePtr p) {
