@@ -34,16 +34,18 @@ SEQLENS = [512, 1024, 2048, 4096, 8192, 16384]
 HEAD_DIMS = [64, 128]
 DTYPES = {"bf16": "bf16", "fp16": "f16"}  # benchmark name -> tilec T
 PROVIDERS = ["tilec", "sdpa-flash", "sdpa-cudnn", "sdpa-efficient"]
-# (BM, BN, NUM_WARPS, MIN_BLOCKS, TMA_STAGES, PRODUCER): the default per
+# (BM, BN, NUM_WARPS, MIN_BLOCKS, TMA_STAGES, PRODUCER, PERSISTENT): the default per
 # head dim and the --tune candidates. MIN_BLOCKS > 0 asks ptxas to fit that
 # many programs per SM (.minnctapersm: caps registers); 0 leaves registers to
 # ptxas. TMA_STAGES 3: rings without CTA barriers and, with 8 warps at
 # D = 128, two warpgroups taking turns (ping-pong); 2: CTA barrier per copy.
 # PRODUCER 1: a producer warpgroup issues the copies (warp specialization).
-DEFAULT_CFG = {64: (64, 64, 4, 0, 3, 0), 128: (64, 64, 4, 0, 3, 0)}
-TUNE_CFGS = [(64, 64, 4, 0, 2, 0), (128, 64, 8, 0, 2, 0), (64, 64, 4, 4, 3, 0),
-             (128, 128, 8, 0, 3, 0), (128, 128, 8, 0, 3, 1), (64, 32, 4, 0, 2, 0),
-             (64, 128, 4, 0, 3, 0)]
+# PERSISTENT 1: as many programs as are resident loop over the grid (the
+# rings carry on from one query block to the next).
+DEFAULT_CFG = {64: (64, 64, 4, 0, 3, 0, 0), 128: (64, 64, 4, 0, 3, 0, 0)}
+TUNE_CFGS = [(64, 64, 4, 0, 2, 0, 0), (128, 64, 8, 0, 2, 0, 0), (64, 64, 4, 4, 3, 0, 0),
+             (128, 128, 8, 0, 3, 0, 0), (128, 128, 8, 0, 3, 1, 0), (64, 32, 4, 0, 2, 0, 0),
+             (64, 128, 4, 0, 3, 0, 0), (128, 64, 8, 2, 2, 0, 1), (128, 128, 8, 0, 3, 1, 1)]
 TOKENS, HIDDEN = 16384, 2048  # batch = TOKENS / seqlen, heads = HIDDEN / head_dim
 RTOL = 1e-2  # relative L2 error bound for 16-bit outputs
 
@@ -53,22 +55,23 @@ def shape_key(s):
 
 
 def cfg_str(cfg):
-    bm, bn, w, mb, st, p = cfg
+    bm, bn, w, mb, st, p, ps = cfg
     return ("BM=%d,BN=%d,W=%d" % (bm, bn, w) + (",MB=%d" % mb if mb else "") + ",ST=%d" % st
-            + (",P=1" if p else ""))
+            + (",P=1" if p else "") + (",PS=1" if ps else ""))
 
 
-CFG_KEYS = ["BM", "BN", "W", "MB", "ST", "P"]
+CFG_KEYS = ["BM", "BN", "W", "MB", "ST", "P", "PS"]
 
 
 def parse_cfg(text):
-    """'BM=64,BN=64,W=4[,MB=4][,ST=2][,P=1]' or '64,64,4[,MB[,ST[,P]]]' -> the 6-tuple."""
-    cfg = dict(MB=0, ST=3, P=0)
+    """'BM=64,BN=64,W=4[,MB=4][,ST=2][,P=1][,PS=1]' or '64,64,4[,MB[,ST[,P[,PS]]]]' -> the 7-tuple."""
+    cfg = dict(MB=0, ST=3, P=0, PS=0)
     for i, part in enumerate(text.split(",")):
         key, eq, val = part.rpartition("=")
         key = key if eq else (CFG_KEYS[i] if i < len(CFG_KEYS) else "?")
         if key not in CFG_KEYS:
-            raise ValueError(f"a config is BM,BN,NUM_WARPS[,MIN_BLOCKS[,TMA_STAGES[,PRODUCER]]], not {text!r}")
+            raise ValueError(f"a config is BM,BN,NUM_WARPS[,MIN_BLOCKS[,TMA_STAGES[,PRODUCER[,PERSISTENT]]]], "
+                             f"not {text!r}")
         cfg[key] = int(val)
     if not all(k in cfg for k in ("BM", "BN", "W")):
         raise ValueError(f"a config needs BM, BN and NUM_WARPS: {text!r}")
@@ -98,10 +101,12 @@ class Tilec:
         self.extra = dict(extra or {})  # --define NAME=VALUE for every variant
 
     def args(self, T, D, causal, cfg):
-        bm, bn, w, mb, st, p = cfg
+        bm, bn, w, mb, st, p, ps = cfg
         defs = dict(BM=bm, BN=bn, NUM_WARPS=w, MIN_BLOCKS=mb, TMA_STAGES=st)
-        if p:  # kernels without the parameter still take the other configs
+        if p:  # kernels without the parameters still take the other configs
             defs["PRODUCER"] = "true"
+        if ps:
+            defs["PERSISTENT"] = "true"
         defs.update(self.extra)  # --define wins over the config
         defs.update(T=T, D=D, CAUSAL=str(bool(causal)).lower())
         out = [self.exe, self.tile, f"-arch={self.arch}"]
@@ -113,7 +118,7 @@ class Tilec:
         """Returns (ptx_path, manifest) or raises RuntimeError."""
         key = (T, D, bool(causal), cfg)
         if key not in self.cache:
-            prefix = self.dir / ("ff_%s_d%d_c%d_%d_%d_%d_%d_%d_%d" % (T, D, causal, *cfg))
+            prefix = self.dir / ("ff_%s_d%d_c%d_%d_%d_%d_%d_%d_%d_%d" % (T, D, causal, *cfg))
             r = subprocess.run(self.args(T, D, causal, cfg) + ["-o", str(prefix)],
                                capture_output=True, text=True, env=self.env)
             if r.returncode != 0:
@@ -176,6 +181,9 @@ def libcuda():
             # (f, gridXYZ, blockXYZ, sharedMemBytes, stream, kernelParams, extra)
             "cuLaunchKernel": [C.c_void_p] + [C.c_uint] * 6 + [C.c_uint, C.c_void_p,
                                                                C.POINTER(C.c_void_p), C.c_void_p],
+            # (numBlocks, f, blockSize, dynamicSMemSize)
+            "cuOccupancyMaxActiveBlocksPerMultiprocessor": [C.POINTER(C.c_int), C.c_void_p, C.c_int,
+                                                            C.c_size_t],
         }
         for name, argtypes in sigs.items():
             try:
@@ -261,10 +269,21 @@ class KernelLauncher:
     from one launch to the next, on one thread, is safe)."""
     SCALARS = {"i32": "c_int32", "i64": "c_int64", "f32": "c_float"}
 
-    def __init__(self, man, func_ptr, grid, block, smem, stream, keep=()):
+    def __init__(self, man, func_ptr, grid, block, smem, stream, keep=(), resident=None):
         import ctypes as C
         self.man, self.func_ptr, self.keep = man, func_ptr, keep  # keep: the module/function objects
         self.grid, self.block, self.smem, self.stream = tuple(grid), tuple(block), int(smem), stream
+        # A persistent kernel (manifest "persistent"): `resident` programs (or
+        # fewer) loop over `grid`, which they get after the user's arguments.
+        self.grid_slots = []
+        if man.get("persistent"):
+            programs = self.grid[0] * self.grid[1] * self.grid[2]
+            if not resident or resident < 1:
+                raise RuntimeError(f"{man['kernelName']} is persistent: the launch needs the resident program count")
+            if programs > 2**31 - 1:
+                raise RuntimeError(f"{man['kernelName']}: {programs} programs, more than a persistent kernel counts")
+            self.grid_slots = [C.c_uint32(g) for g in self.grid]
+            self.grid = (min(programs, resident), 1, 1)
         self.params = man["params"]
         self.slots = []
         for p in self.params:
@@ -282,7 +301,7 @@ class KernelLauncher:
                               (C.c_uint64 * 1)(t["rowStride"] * t["elemBytes"]),
                               (C.c_uint32 * 2)(t["boxElems"], t["boxRows"]),
                               (C.c_uint32 * 2)(1, 1)))
-        objs = self.slots + [m[1] for m in self.maps]
+        objs = self.slots + self.grid_slots + [m[1] for m in self.maps]
         self.kernel_params = (C.c_void_p * len(objs))(*(C.addressof(o) for o in objs))
 
     def pack(self, *values):
@@ -328,6 +347,22 @@ class KernelLauncher:
             raise RuntimeError(f"cuLaunchKernel({self.man['kernelName']}) failed: {cu_error(res)}")
 
 
+def resident_programs(func_ptr, block, smem):
+    """Programs of a kernel the current device runs at once (SMs times the
+    driver's occupancy), as lib/Runtime/Module.cpp computes for persistent
+    kernels."""
+    import ctypes as C
+    import torch
+    n = C.c_int()
+    res = libcuda().cuOccupancyMaxActiveBlocksPerMultiprocessor(C.byref(n), func_ptr, block, smem)
+    if res:
+        raise RuntimeError(f"cuOccupancyMaxActiveBlocksPerMultiprocessor failed: {cu_error(res)}")
+    sms = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
+    if n.value < 1:
+        raise RuntimeError(f"no program of the kernel fits on an SM ({n.value} per SM)")
+    return n.value * sms
+
+
 def tilec_runner(tc, s, cfg):
     """Returns fn(q, k, v) -> (o, lse) launching the compiled kernel."""
     import cupy
@@ -345,8 +380,10 @@ def tilec_runner(tc, s, cfg):
     # .kernel is the cupy.cuda.function.Function, or that Function itself.
     cufunc = func.kernel if hasattr(func, "kernel") else func
     # Launched on torch's current stream (the one time_ms records its events on).
+    resident = resident_programs(cufunc.ptr, block[0], smem) if man.get("persistent") else None
     launch = KernelLauncher(man, cufunc.ptr, grid, block, smem,
-                            torch.cuda.current_stream().cuda_stream, keep=(module, func, cufunc))
+                            torch.cuda.current_stream().cuda_stream, keep=(module, func, cufunc),
+                            resident=resident)
     seqlen, scale = s["S"], s["D"] ** -0.5  # i32, f32 slots
 
     def fn(q, k, v):
@@ -430,6 +467,25 @@ def self_test():
     raises(lambda: launch.encode(0), "tensor map of argument 1 'k': null pointer (TMA needs device memory)")
     raises(lambda: KernelLauncher(dict(man, params=params + [{"name": "h", "type": "f16"}]), 0, (1, 1, 1),
                                   (1, 1, 1), 0, 0), "'h' has type f16")
+    # Persistent: the resident programs (or fewer) along x, the logical grid
+    # after the arguments and before the maps.
+    pman = dict(man, persistent=True)
+    raises(lambda: KernelLauncher(pman, 0, (2, 3, 1), (128, 1, 1), 0, 0), "needs the resident program count")
+    raises(lambda: KernelLauncher(pman, 0, (2**31 - 1, 2, 1), (128, 1, 1), 0, 0, resident=264),
+           "more than a persistent kernel counts")
+    launch = KernelLauncher(pman, 0, (16, 128, 1), (128, 1, 1), 0, 0, resident=264)
+    assert launch.grid == (264, 1, 1), launch.grid
+    kp = launch.kernel_params
+    assert len(kp) == 12
+    assert [C.string_at(kp[7 + i], 4) for i in range(3)] == [struct.pack("<I", g) for g in (16, 128, 1)]
+    assert kp[10] == C.addressof(launch.maps[0][1]) and kp[11] == C.addressof(launch.maps[1][1])
+    assert KernelLauncher(pman, 0, (3, 2, 5), (128, 1, 1), 0, 0, resident=264).grid == (30, 1, 1)
+    assert KernelLauncher(man, 0, (16, 128, 1), (128, 1, 1), 0, 0, resident=264).grid == (16, 128, 1)
+    # Configurations: PS=1 is PERSISTENT = true.
+    assert parse_cfg("128,64,8,2,2,0,1") == (128, 64, 8, 2, 2, 0, 1)
+    assert parse_cfg("BM=128,BN=128,W=8,ST=3,P=1,PS=1") == (128, 128, 8, 0, 3, 1, 1)
+    assert cfg_str((128, 64, 8, 2, 2, 0, 1)) == "BM=128,BN=64,W=8,MB=2,ST=2,PS=1"
+    assert parse_cfg(cfg_str(TUNE_CFGS[-1])) == TUNE_CFGS[-1]
     print("self-test: ok")
     return 0
 
@@ -662,7 +718,7 @@ def configs_for(a, s, tuned):
     if shape_key(s) in tuned:
         t = tuned[shape_key(s)]
         return [(t["BM"], t["BN"], t["NUM_WARPS"], t.get("MIN_BLOCKS", 0), t.get("TMA_STAGES", 2),
-                 int(t.get("PRODUCER", 0)))]
+                 int(t.get("PRODUCER", 0)), int(t.get("PERSISTENT", 0)))]
     return [DEFAULT_CFG[s["D"]]]
 
 
@@ -776,9 +832,10 @@ def main(argv=None):
                         if row["status"] == "PASS" and (best is None or row["tflops"] > best["tflops"]):
                             best = row
                     best = best or passed[0]
-                    bm, bn, w, mb, st, p = parse_cfg(best["config"])
+                    bm, bn, w, mb, st, p, ps = parse_cfg(best["config"])
                     new_tuned[shape_key(s)] = {"BM": bm, "BN": bn, "NUM_WARPS": w, "MIN_BLOCKS": mb,
-                                               "TMA_STAGES": st, "PRODUCER": p, "tflops": best["tflops"]}
+                                               "TMA_STAGES": st, "PRODUCER": p, "PERSISTENT": ps,
+                                               "tflops": best["tflops"]}
             rows.append(best)
             print("  ".join(fmt(best.get(c)) for c in COLS) + ("  " + best["error"] if "error" in best else ""), flush=True)
         del inputs, ref

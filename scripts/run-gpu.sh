@@ -96,6 +96,19 @@ done
 # shellcheck disable=SC2086
 [[ -x $DEST/bin/tile-gpu-tests ]] && run_step tile-gpu-tests-producer-4warps "$DEST/bin/tile-gpu-tests" \
   --tile "$TILEC_FLASH_FWD_TILE" --define PRODUCER=true --define TMA_STAGES=2 --define MIN_BLOCKS=2 ${GPU_TEST_ARGS:-}
+# Persistent programs (PERSISTENT, tile-persistent): three-stage rings,
+# two-stage rings with 8 warps, and with a producer warpgroup.
+# shellcheck disable=SC2086
+[[ -x $DEST/bin/tile-gpu-tests ]] && run_step tile-gpu-tests-persistent "$DEST/bin/tile-gpu-tests" \
+  --tile "$TILEC_FLASH_FWD_TILE" --define PERSISTENT=true ${GPU_TEST_ARGS:-}
+# shellcheck disable=SC2086
+[[ -x $DEST/bin/tile-gpu-tests ]] && run_step tile-gpu-tests-persistent-2stages "$DEST/bin/tile-gpu-tests" \
+  --tile "$TILEC_FLASH_FWD_TILE" --define PERSISTENT=true --define BM=128 --define NUM_WARPS=8 \
+  --define TMA_STAGES=2 --define MIN_BLOCKS=2 ${GPU_TEST_ARGS:-}
+# shellcheck disable=SC2086
+[[ -x $DEST/bin/tile-gpu-tests ]] && run_step tile-gpu-tests-persistent-producer "$DEST/bin/tile-gpu-tests" \
+  --tile "$TILEC_FLASH_FWD_TILE" --define PERSISTENT=true --define BM=128 --define BN=128 \
+  --define NUM_WARPS=8 --define PRODUCER=true ${GPU_TEST_ARGS:-}
 if [[ -x $DEST/bin/tilec && -f $DEST/examples/attention/flash_fwd.tile ]]; then
   mkdir -p "$DEST/out"
   emit=ptx; command -v ptxas >/dev/null && emit=cubin
