@@ -280,7 +280,7 @@ class KernelLauncher:
             programs = self.grid[0] * self.grid[1] * self.grid[2]
             if not resident or resident < 1:
                 raise RuntimeError(f"{man['kernelName']} is persistent: the launch needs the resident program count")
-            if programs > 2**31 - 1:
+            if programs > 2**30:  # the kernel counts programs in i32
                 raise RuntimeError(f"{man['kernelName']}: {programs} programs, more than a persistent kernel counts")
             self.grid_slots = [C.c_uint32(g) for g in self.grid]
             self.grid = (min(programs, resident), 1, 1)
@@ -471,7 +471,7 @@ def self_test():
     # after the arguments and before the maps.
     pman = dict(man, persistent=True)
     raises(lambda: KernelLauncher(pman, 0, (2, 3, 1), (128, 1, 1), 0, 0), "needs the resident program count")
-    raises(lambda: KernelLauncher(pman, 0, (2**31 - 1, 2, 1), (128, 1, 1), 0, 0, resident=264),
+    raises(lambda: KernelLauncher(pman, 0, (2**29 + 1, 2, 1), (128, 1, 1), 0, 0, resident=264),
            "more than a persistent kernel counts")
     launch = KernelLauncher(pman, 0, (16, 128, 1), (128, 1, 1), 0, 0, resident=264)
     assert launch.grid == (264, 1, 1), launch.grid

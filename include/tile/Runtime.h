@@ -283,7 +283,7 @@ public:
   /// A persistent kernel (manifest.persistent) is launched with
   /// min(programs of `grid`, residentPrograms()) programs along x, and gets
   /// `grid` itself (three u32) after the user's arguments, before the maps:
-  /// its programs loop over `grid`'s programs (at most 2^31 - 1 of them).
+  /// its programs loop over `grid`'s programs (at most 2^30 of them).
   Status launch(std::array<unsigned, 3> grid,
                 const std::vector<KernelArg> &args,
                 Stream stream = nullptr) const;

@@ -179,11 +179,12 @@ Status Kernel::launch(std::array<unsigned, 3> grid,
   std::array<unsigned, 3> launched = grid;
   if (manifest_.persistent) {
     std::uint64_t programs = std::uint64_t(grid[0]) * grid[1] * grid[2];
-    if (programs > 0x7fffffffu)
+    // Its loop counts programs in i32, one launch's worth past the last.
+    if (programs > (1u << 30))
       return Status::error("launching '" + manifest_.kernelName + "': " +
                            std::to_string(programs) +
                            " programs, more than a persistent kernel counts "
-                           "(2^31-1)");
+                           "(2^30)");
     if (resident_ == 0)
       return Status::error("launching '" + manifest_.kernelName +
                            "': persistent, but loaded without its resident "

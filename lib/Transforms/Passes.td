@@ -73,7 +73,11 @@ def TileTmaLoads : Pass<"tile-tma-loads", "mlir::ModuleOp"> {
     fit in 200 KiB; other values are an error on every target): the first
     copy before the loop, each iteration starting the next copy at its top
     and waiting for its own. Rows past the bound read as zero, as the mask
-    made them. With `TMA_A = true`, a load in the kernel's body that only
+    made them. A loop directly in the body of another loop (in no loop
+    itself) keeps one ring across the outer iterations: the outer loop
+    carries the count of copies made as an i32 iter_arg and each copy sits
+    in an `scf.if` of its condition; loads in deeper nests stay loads. With
+    `TMA_A = true`, a load in the kernel's body that only
     the A operands of those dots read (K contiguous, first row provably
     non-negative) becomes one copy into a one-stage slot, where it fits
     with the rings in 224 KiB.

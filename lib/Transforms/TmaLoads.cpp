@@ -20,7 +20,12 @@
 // fewer where they would not fit in 200 KiB): iteration i reads stage
 // i % S and, at its top, starts copy i + 1 into the next stage; the first
 // copy starts before the loop. With S >= 3 the warp that issues the copies
-// need not wait for the slowest warp (see tile.tma_copy).
+// need not wait for the slowest warp (see tile.tma_copy). A loop in the
+// body of another loop (the loop over programs of a PERSISTENT kernel) runs
+// its ring on across the outer iterations: the outer loop carries the count
+// of copies made, copy i is copy base + i, and each copy sits in an scf.if
+// of its condition, so that no copy point is passed without a copy (the
+// stages' barriers count copies). Loads in deeper nests stay loads.
 //
 // With TMA_A = true as well (opt-in), a load outside loops that only the A
 // operands of such dots read (K contiguous, masked the same way: Q in

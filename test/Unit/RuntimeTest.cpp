@@ -391,8 +391,8 @@ TEST(Runtime, PersistentLaunchStartsTheResidentPrograms) {
   ASSERT_TRUE(k->launch({3, 2, 5}, flashArgs()).ok());
   EXPECT_EQ(fake()->grid[0], 30u);
   EXPECT_EQ(std::uint32_t(fake()->params[9]), 5u);
-  // More than an i32 counts.
-  Status s = k->launch({0x7fffffffu, 2, 1}, flashArgs());
+  // More than the kernel's i32 count allows.
+  Status s = k->launch({(1u << 29) + 1, 2, 1}, flashArgs());
   EXPECT_TRUE(contains(s.message(), "more than a persistent kernel counts"))
       << s.message();
 
