@@ -48,4 +48,17 @@ def TileTensorMapParams : Pass<"tile-tensor-map-params", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::LLVM::LLVMDialect", "mlir::NVVM::NVVMDialect"];
 }
 
+def TileLoopAnnotations : Pass<"tile-loop-annotations", "mlir::ModuleOp"> {
+  let summary = "Turn latch branches' llvm.loop_annotation into loop metadata";
+  let description = [{
+    Pipeline stage 6b, after convert-gpu-to-nvvm. An `scf.for` carrying
+    `llvm.loop_annotation` (tile-persistent's loop over programs: LICM off,
+    so that values invariant in it are not hoisted and kept in registers
+    through the whole kernel) leaves it, after convert-scf-to-cf and
+    cf-to-llvm, as a discardable attribute of its latch `llvm.br`; this pass
+    makes it the branch's `loop_annotation`, which becomes `!llvm.loop`.
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
 #endif // TILE_CONVERSION_PASSES

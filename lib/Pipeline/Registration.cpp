@@ -92,6 +92,7 @@ void ::tile::buildNVVMPipeline(OpPassManager &pm) {
   gpu.addPass(createCSEPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(mlir::tile::createTileTensorMapParams());
+  pm.addPass(mlir::tile::createTileLoopAnnotations());
 }
 
 void ::tile::registerAllPasses() {

@@ -55,7 +55,7 @@ def TilePersistent : Pass<"tile-persistent", "mlir::ModuleOp"> {
     programs as are resident at once. `TMA_A = true` is an error with it.
   }];
   let dependentDialects = ["mlir::tile::TileDialect", "mlir::scf::SCFDialect",
-                           "mlir::arith::ArithDialect"];
+                           "mlir::arith::ArithDialect", "mlir::LLVM::LLVMDialect"];
 }
 
 def TileTmaLoads : Pass<"tile-tma-loads", "mlir::ModuleOp"> {

@@ -30,6 +30,9 @@
 //===----------------------------------------------------------------------===//
 #include "lib/Transforms/Passes.h"
 
+#include "mlir/AsmParser/AsmParser.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+
 namespace mlir::tile {
 #define GEN_PASS_DEF_TILEPERSISTENT
 #include "lib/Transforms/Passes.h.inc"
@@ -76,6 +79,14 @@ LogicalResult makePersistent(func::FuncOp fn) {
       b, loc, arith::MulIOp::create(b, loc, grid[0], grid[1]), grid[2]);
   auto loop = scf::ForOp::create(b, loc, first, total, step);
   loop->setAttr(kPersistentAttr, b.getUnitAttr());
+  // No LICM on it (tile-loop-annotations makes this `!llvm.loop`): values
+  // invariant in the loop over programs (per-thread offsets of the Q load
+  // and O store) would be hoisted out of it and held in registers through
+  // every program (flash_fwd, D = 64, 128 x 64, 8 warps: 122 -> 155).
+  loop->setAttr("llvm.loop_annotation",
+                parseAttribute("#llvm.loop_annotation<licm = "
+                               "#llvm.loop_licm<disable = true>>",
+                               fn.getContext()));
   Block *inner = loop.getBody();
   inner->getOperations().splice(inner->begin(), body.getOperations(),
                                 std::next(loop->getIterator()),

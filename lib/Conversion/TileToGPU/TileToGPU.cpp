@@ -110,6 +110,10 @@ RegisterSplit splitRegisters(int64_t consumerWarps, int64_t blocks) {
   r.consumer = std::min(
       kMax, (kRegs / blocks - 32 * kProducerWarps * r.producer) /
                 (32 * consumerWarps) / 8 * 8);
+  // The producer keeps what the consumers leave (at least 24: with 8
+  // consumer warps at 240, 32), so a loop over programs need not spill.
+  r.producer = std::min(kMax, (kRegs / blocks - 32 * consumerWarps * r.consumer) /
+                                  (32 * kProducerWarps) / 8 * 8);
   r.moved = r.consumer > r.launch;
   return r;
 }

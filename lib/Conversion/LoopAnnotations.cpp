@@ -1,0 +1,40 @@
+//===- LoopAnnotations.cpp - loop metadata onto the LLVM latches ----------===//
+//
+// See tile-loop-annotations in Passes.td. convert-scf-to-cf copies an
+// scf.for's `llvm.loop_annotation` onto its latch branch and cf-to-llvm keeps
+// it there as a discardable attribute; only the branch's own
+// `loop_annotation` becomes `!llvm.loop` metadata, so it moves there.
+//
+//===----------------------------------------------------------------------===//
+#include "lib/Conversion/Passes.h"
+
+namespace mlir::tile {
+#define GEN_PASS_DEF_TILELOOPANNOTATIONS
+#include "lib/Conversion/Passes.h.inc"
+} // namespace mlir::tile
+
+using namespace mlir;
+
+namespace {
+constexpr llvm::StringLiteral kDiscardable = "llvm.loop_annotation";
+
+template <typename Branch> void move(Branch br) {
+  auto a = br->template getAttrOfType<LLVM::LoopAnnotationAttr>(kDiscardable);
+  if (!a)
+    return;
+  br->removeAttr(kDiscardable);
+  br.setLoopAnnotationAttr(a);
+}
+
+struct LoopAnnotationsPass
+    : public mlir::tile::impl::TileLoopAnnotationsBase<LoopAnnotationsPass> {
+  void runOnOperation() override {
+    getOperation().walk([](Operation *op) {
+      if (auto br = dyn_cast<LLVM::BrOp>(op))
+        move(br);
+      else if (auto cbr = dyn_cast<LLVM::CondBrOp>(op))
+        move(cbr);
+    });
+  }
+};
+} // namespace
