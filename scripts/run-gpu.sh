@@ -96,6 +96,8 @@ done
 # shellcheck disable=SC2086
 [[ -x $DEST/bin/tile-gpu-tests ]] && run_step tile-gpu-tests-producer-4warps "$DEST/bin/tile-gpu-tests" \
   --tile "$TILEC_FLASH_FWD_TILE" --define PRODUCER=true --define TMA_STAGES=2 --define MIN_BLOCKS=2 ${GPU_TEST_ARGS:-}
+# Persistent launches of a small kernel: every logical program, once.
+[[ -x $DEST/bin/tile-gpu-persistent ]] && run_step tile-gpu-persistent "$DEST/bin/tile-gpu-persistent"
 # Persistent programs (PERSISTENT, tile-persistent): three-stage rings,
 # two-stage rings with 8 warps, and with a producer warpgroup.
 # shellcheck disable=SC2086
