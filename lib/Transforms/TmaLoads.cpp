@@ -632,6 +632,15 @@ struct TmaLoadsPass : public mlir::tile::impl::TileTmaLoadsBase<TmaLoadsPass> {
                 nestedLoops.insert(loop);
             }
       });
+      // A loop that continues an inner ring keeps its own loads (it is
+      // rebuilt with the ring's count: copies in its body would hold the
+      // old loop).
+      DenseSet<Operation *> outers;
+      for (Operation *loop : nestedLoops)
+        outers.insert(loop->getParentOp());
+      llvm::erase_if(matches, [&](std::pair<scf::ForOp, Match> &m) {
+        return outers.contains(m.first.getOperation());
+      });
       // A operands outside loops of the dots whose B becomes a copy.
       DenseSet<Operation *> slotDots;
       for (auto &m : matches)
