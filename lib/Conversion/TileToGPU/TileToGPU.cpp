@@ -110,9 +110,11 @@ RegisterSplit splitRegisters(int64_t consumerWarps, int64_t blocks) {
   r.consumer = std::min(
       kMax, (kRegs / blocks - 32 * kProducerWarps * r.producer) /
                 (32 * consumerWarps) / 8 * 8);
-  // The producer keeps what the consumers leave (at least 24: with 8
-  // consumer warps at 240, 32), so a loop over programs need not spill.
-  r.producer = std::min(kMax, (kRegs / blocks - 32 * consumerWarps * r.consumer) /
+  // The producer keeps what the consumers leave of the registers the
+  // program got at launch (setmaxnreg.inc waits until they are free: with
+  // 8 consumer warps, 384 x 168 = 256 x 240 + 128 x 24, so 24; giving it
+  // 32 hung the consumers on an H100).
+  r.producer = std::min(kMax, (r.launch * threads - 32 * consumerWarps * r.consumer) /
                                   (32 * kProducerWarps) / 8 * 8);
   r.moved = r.consumer > r.launch;
   return r;
