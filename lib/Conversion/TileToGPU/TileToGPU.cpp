@@ -99,6 +99,9 @@ KernelInfo threadIds(gpu::GPUFuncOp fn) {
 /// and in the consumer warps; `moved` when the consumers get more than at
 /// launch (else no setmaxnreg). `blocks` programs share an SM's 64 K.
 struct RegisterSplit {
+  // The producer keeps 24: setmaxnreg.inc waits until the registers the
+  // program got at launch are free (8 consumer warps: 384 x 168 = 256 x 240
+  // + 128 x 24), so 32 hung the consumers on an H100 (bench/NOTES.md 35).
   int64_t launch, producer = 24, consumer;
   bool moved;
 };
@@ -110,12 +113,6 @@ RegisterSplit splitRegisters(int64_t consumerWarps, int64_t blocks) {
   r.consumer = std::min(
       kMax, (kRegs / blocks - 32 * kProducerWarps * r.producer) /
                 (32 * consumerWarps) / 8 * 8);
-  // The producer keeps what the consumers leave of the registers the
-  // program got at launch (setmaxnreg.inc waits until they are free: with
-  // 8 consumer warps, 384 x 168 = 256 x 240 + 128 x 24, so 24; giving it
-  // 32 hung the consumers on an H100).
-  r.producer = std::min(kMax, (r.launch * threads - 32 * consumerWarps * r.consumer) /
-                                  (32 * kProducerWarps) / 8 * 8);
   r.moved = r.consumer > r.launch;
   return r;
 }
