@@ -99,7 +99,8 @@ done
 # Persistent launches of a small kernel: every logical program, once.
 [[ -x $DEST/bin/tile-gpu-persistent ]] && run_step tile-gpu-persistent "$DEST/bin/tile-gpu-persistent"
 # Persistent programs (PERSISTENT, tile-persistent): three-stage rings,
-# two-stage rings with 8 warps, and two warpgroups taking turns.
+# two-stage rings with 8 warps, two warpgroups taking turns, and those with
+# a producer warpgroup.
 # shellcheck disable=SC2086
 [[ -x $DEST/bin/tile-gpu-tests ]] && run_step tile-gpu-tests-persistent "$DEST/bin/tile-gpu-tests" \
   --tile "$TILEC_FLASH_FWD_TILE" --define PERSISTENT=true ${GPU_TEST_ARGS:-}
@@ -111,6 +112,10 @@ done
 [[ -x $DEST/bin/tile-gpu-tests ]] && run_step tile-gpu-tests-persistent-8warps "$DEST/bin/tile-gpu-tests" \
   --tile "$TILEC_FLASH_FWD_TILE" --define PERSISTENT=true --define BM=128 --define BN=128 \
   --define NUM_WARPS=8 ${GPU_TEST_ARGS:-}
+# shellcheck disable=SC2086
+[[ -x $DEST/bin/tile-gpu-tests ]] && run_step tile-gpu-tests-persistent-producer "$DEST/bin/tile-gpu-tests" \
+  --tile "$TILEC_FLASH_FWD_TILE" --define PERSISTENT=true --define BM=128 --define BN=128 \
+  --define NUM_WARPS=8 --define PRODUCER=true ${GPU_TEST_ARGS:-}
 if [[ -x $DEST/bin/tilec && -f $DEST/examples/attention/flash_fwd.tile ]]; then
   mkdir -p "$DEST/out"
   emit=ptx; command -v ptxas >/dev/null && emit=cubin

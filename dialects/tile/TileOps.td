@@ -232,8 +232,9 @@ def Tile_TmaCopyOp : Tile_Op<"tma_copy", [MemoryEffects<[MemRead, MemWrite]>]> {
 
     `producer` (set by `tile-warp-specialize`, inside the producer region
     of `tile.warp_specialize`): the producer warp issues the copy; the
-    stage is free once every consumer warp has passed copy
-    `iter - (stages - 2)` (`tile.tma_release`), whatever the stage count.
+    stage is free once every consumer warp is done with the copy it held,
+    `iter - stages` (`tile.tma_release` after the dot that read it), so
+    the producer runs as far ahead as the stages allow.
 
     ```mlir
     tile.tma_copy %k, %row, %iter, %ok {slot = 0 : i64, stages = 3 : i64, shape = array<i64: 64, 64>, inner_dim = 0 : i64, row_stride = 64 : i64} : !tile.ptr<bf16>
@@ -251,20 +252,23 @@ def Tile_TmaCopyOp : Tile_Op<"tma_copy", [MemoryEffects<[MemRead, MemWrite]>]> {
 }
 
 def Tile_TmaReleaseOp : Tile_Op<"tma_release", [MemoryEffects<[MemRead, MemWrite]>]> {
-  let summary = "A consumer warp passes a copy point of a TMA ring (warp specialization)";
+  let summary = "A consumer warp is done with a stage of a TMA ring (warp specialization)";
   let description = [{
-    Made by `tile-warp-specialize` where a `tile.tma_copy` stood in the
-    consumer region of `tile.warp_specialize`: each consumer warp marks
-    copy `iter` of slot `slot` passed (one arrival on the "empty" mbarrier
-    of stage `iter % stages`), so the producer's copy `iter + stages - 2`
-    may overwrite the stage. It never waits.
+    Made by `tile-warp-specialize` in the consumer region of
+    `tile.warp_specialize`, after each `tile.tma_wait` of a ring's stage,
+    where the dot reading the stage is complete (its `tile.dot_wait`, or
+    the dot itself when synchronous): each consumer warp marks stage
+    `stage` of slot `slot` free (one arrival on its "empty" mbarrier), so
+    the producer's next copy into the stage may start. A negative `stage`
+    releases nothing (a loop that carries a dot to its wait in the next
+    iteration carries its stage too, -1 before the first). It never waits.
 
     ```mlir
-    tile.tma_release %iter {slot = 0 : i64, stages = 3 : i64}
+    tile.tma_release %stage {slot = 0 : i64, stages = 3 : i64}
     ```
   }];
-  let arguments = (ins I32:$iter, I64Attr:$slot, I64Attr:$stages);
-  let assemblyFormat = "$iter attr-dict";
+  let arguments = (ins I32:$stage, I64Attr:$slot, I64Attr:$stages);
+  let assemblyFormat = "$stage attr-dict";
 }
 
 def Tile_WarpSpecializeOp : Tile_Op<"warp_specialize", [NoTerminator, SingleBlock,

@@ -48,10 +48,6 @@ LogicalResult makePersistent(func::FuncOp fn) {
   if (getKernelParam(fn, "TMA_A", false))
     return fn.emitError("PERSISTENT = true does not support TMA_A = true "
                         "(its one-stage slot is filled once per launch)");
-  if (getKernelParam(fn, "PRODUCER", false))
-    return fn.emitError("PERSISTENT = true does not support PRODUCER = true "
-                        "yet (wrong results on an H100 at seqlen 8192, "
-                        "bench/NOTES.md entry 35)");
   SmallVector<Operation *> ids;
   fn.walk([&](Operation *op) {
     if (isa<ProgramIdOp, NumProgramsOp>(op))

@@ -10,12 +10,17 @@
 //     only the iter_args and results that the copies need;
 //   * the scalar ops (memory-effect free, no regions) computing all that.
 //
-// In the consumer region each copy becomes a tile.tma_release of its
-// stage (one-stage slots, copied once, need none), so the consumer warps
-// only wait for copies and mark stages passed; the producer waits for
-// stages to be passed and starts the copies. Values the copies need that
-// are tiles, or come from ops with memory effects or other regions, are
-// an error: the producer cannot compute them.
+// In the consumer region the copies go, and each tile.tma_wait of a ring
+// gets a tile.tma_release of its stage where the dot reading the stage is
+// complete (after its tile.dot_wait; one-stage slots, copied once, need
+// none), so the consumer warps only wait for copies and free stages; the
+// producer waits for the stage a copy overwrites to be free. Releasing at
+// the copy points instead (as the kernel's own warps pass copies) would
+// free a stage too early where tile-overlap-dots moves the dot that reads
+// it into the next iteration (V in flash_fwd: wrong results with
+// PERSISTENT on an H100, bench/NOTES.md entry 36). Values the copies need
+// that are tiles, or come from ops with memory effects or other regions,
+// are an error: the producer cannot compute them.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Transforms/Passes.h"
@@ -257,13 +262,130 @@ struct WarpSpecializePass
     IRMapping map;
     emit(slice, *consumer, pb, map);
 
+    DenseMap<int64_t, int64_t> stages; // by slot (all its copies agree)
     for (TmaCopyOp c : copies) {
-      if (c.getStages() > 1) {
-        OpBuilder cb(c);
-        TmaReleaseOp::create(cb, c.getLoc(), c.getIter(), c.getSlot(),
-                             c.getStages());
-      }
+      stages[c.getSlot()] = c.getStages();
       c.erase();
+    }
+    return placeReleases(consumer, stages);
+  }
+
+  /// Each wait of a ring stage gets a tile.tma_release of the stage where
+  /// the dot that reads it is complete: after the dot (synchronous) or
+  /// after its tile.dot_wait, which may be in the next iteration of a loop
+  /// that carries the dot's value (the loop then carries the stage too, -1
+  /// for none: a release of -1 is none) or after the loop.
+  static LogicalResult placeReleases(Block *consumer,
+                                     const DenseMap<int64_t, int64_t> &stages) {
+    SmallVector<TmaWaitOp> waits;
+    consumer->walk([&](TmaWaitOp w) { waits.push_back(w); });
+    // Loops carrying dots that read a stage: iter_arg -> slot.
+    llvm::MapVector<Operation *, llvm::MapVector<unsigned, int64_t>> carried;
+    for (TmaWaitOp w : waits) {
+      int64_t slot = w.getSlot(), n = stages.lookup(slot);
+      if (n <= 1)
+        continue; // a one-stage slot is copied once and never released
+      auto dot = w->hasOneUse() ? dyn_cast<DotOp>(*w->user_begin()) : DotOp();
+      if (dot && !dot.getAsync()) {
+        release(dot, w.getStage(), slot, n);
+        continue;
+      }
+      OpOperand *use = dot && dot->hasOneUse() ? &*dot->use_begin() : nullptr;
+      Operation *user = use ? use->getOwner() : nullptr;
+      if (auto done = dyn_cast_or_null<DotWaitOp>(user)) {
+        release(done, w.getStage(), slot, n);
+        continue;
+      }
+      auto loop = user ? dyn_cast<scf::ForOp>(user->getParentOp()) : nullptr;
+      std::optional<unsigned> arg;
+      if (isa_and_nonnull<scf::YieldOp>(user) && loop)
+        arg = use->getOperandNumber();
+      else if (auto l = dyn_cast_or_null<scf::ForOp>(user)) {
+        if (use->getOperandNumber() >= l.getNumControlOperands()) {
+          loop = l;
+          arg = use->getOperandNumber() - l.getNumControlOperands();
+        }
+      }
+      if (!arg)
+        return w.emitError("PRODUCER = true needs the dot reading each TMA "
+                           "stage to be waited for (tile.dot_wait) in its "
+                           "block, the next iteration or after its loop");
+      auto [it, fresh] = carried[loop].insert({*arg, slot});
+      if (!fresh && it->second != slot)
+        return loop.emitError("PRODUCER = true: a loop carries dots reading "
+                              "two TMA slots in one value");
+    }
+    for (auto &[op, args] : carried)
+      if (failed(carryStages(cast<scf::ForOp>(op), args, stages)))
+        return failure();
+    return success();
+  }
+
+  /// Releases `stage` after `after`.
+  static void release(Operation *after, Value stage, int64_t slot, int64_t n) {
+    OpBuilder b(after->getContext());
+    b.setInsertionPointAfter(after);
+    TmaReleaseOp::create(b, after->getLoc(), stage, slot, n);
+  }
+
+  /// The stage a dot value read, if an asynchronous dot read a ring stage
+  /// (its B operand from a tile.tma_wait of `slot`).
+  static Value stageOf(Value v, int64_t slot) {
+    auto dot = v.getDefiningOp<DotOp>();
+    auto w = dot ? dot.getB().getDefiningOp<TmaWaitOp>() : TmaWaitOp();
+    return w && dot.getAsync() && int64_t(w.getSlot()) == slot ? w.getStage()
+                                                                : Value();
+  }
+
+  /// `loop` carries the dots of iter_args `args` (-> their slots) to their
+  /// waits: it carries their stages as well (the init's, or -1), and each
+  /// stage is released after the wait, in the body (the previous
+  /// iteration's dot) and after the loop (the last one).
+  static LogicalResult carryStages(scf::ForOp loop,
+                                   const llvm::MapVector<unsigned, int64_t> &args,
+                                   const DenseMap<int64_t, int64_t> &stages) {
+    IRRewriter rw(loop->getContext());
+    rw.setInsertionPoint(loop);
+    Location loc = loop.getLoc();
+    Value none = arith::ConstantIntOp::create(rw, loc, -1, 32);
+    SmallVector<Value> inits;
+    auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+    for (auto [arg, slot] : args) {
+      Value init = stageOf(loop.getInitArgs()[arg], slot);
+      inits.push_back(init ? init : none);
+    }
+    unsigned first = loop.getNumRegionIterArgs();
+    SmallVector<NamedAttribute> attrs(loop->getDiscardableAttrs());
+    auto grown = loop.replaceWithAdditionalYields(
+        rw, inits, /*replaceInitOperandUsesInLoop=*/false,
+        [&](OpBuilder &, Location, ArrayRef<BlockArgument>) {
+          SmallVector<Value> out;
+          for (auto [arg, slot] : args) {
+            Value next = stageOf(yield.getOperand(arg), slot);
+            out.push_back(next ? next : none);
+          }
+          return out;
+        });
+    if (failed(grown))
+      return loop.emitError("PRODUCER = true: cannot carry TMA stages here");
+    auto grownLoop = cast<scf::ForOp>(grown->getOperation());
+    for (NamedAttribute a : attrs)
+      grownLoop->setDiscardableAttr(a.getName(), a.getValue());
+    for (auto [i, entry] : llvm::enumerate(args)) {
+      auto [arg, slot] = entry;
+      Value in = grownLoop.getRegionIterArgs()[arg];
+      Value out = grownLoop.getResult(arg);
+      auto inWait = in.hasOneUse() ? dyn_cast<DotWaitOp>(*in.user_begin())
+                                   : DotWaitOp();
+      auto outWait = out.hasOneUse() ? dyn_cast<DotWaitOp>(*out.user_begin())
+                                     : DotWaitOp();
+      if (!inWait || !outWait)
+        return grownLoop.emitError(
+            "PRODUCER = true needs a dot this loop carries to be waited for "
+            "(tile.dot_wait) in the next iteration and after the loop");
+      int64_t n = stages.lookup(slot);
+      release(inWait, grownLoop.getRegionIterArgs()[first + i], slot, n);
+      release(outWait, grownLoop.getResult(first + i), slot, n);
     }
     return success();
   }

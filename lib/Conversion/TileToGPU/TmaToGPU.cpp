@@ -20,10 +20,11 @@
 // so tma_wait yields no registers.
 //
 // Warp-specialized kernels (tile.warp_specialize): every ring has empty
-// barriers, one arrival per consumer warp at each tile.tma_release; a
-// `producer` copy is issued by lane 0 of the producer warp once the stage
-// is passed (the same wait as above, for two stages too), and no consumer
-// warp ever waits for another except at CTA barriers of the consumers.
+// barriers, one arrival per consumer warp at each tile.tma_release (placed
+// where the dot reading the stage is complete); a `producer` copy is
+// issued by lane 0 of the producer warp once every consumer warp released
+// the copy the stage held (for two stages too), and no consumer warp ever
+// waits for another except at CTA barriers of the consumers.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Conversion/TileToGPU/ThreadLayout.h"
@@ -117,13 +118,16 @@ void passCopy(OpBuilder &b, Location loc, KernelInfo &ki, const TmaSlot &slot,
 }
 
 /// The empty barrier and parity the issuing thread waits on before copy
-/// `iter`: every warp has passed copy iter - (stages - 2), i.e. phase
-/// ((iter + 2) / stages) % 2 ^ 1 of barrier (iter + 2) % stages (parity 1
-/// of a fresh barrier is complete: the first copies do not wait).
+/// `iter`: phase (iter + lag) / stages of barrier (iter + lag) % stages is
+/// complete, i.e. parity ((iter + lag) / stages) % 2 ^ 1 (parity 1 of a
+/// fresh barrier is complete: the first copies do not wait). Copies in the
+/// kernel's warps (lag 2): every warp has passed copy iter - (stages - 2).
+/// Producer copies (lag 0): every consumer warp released copy
+/// iter - stages, the one the stage held.
 std::pair<Value, Value> stageFree(OpBuilder &b, Location loc,
-                                  const TmaSlot &slot, Value iter) {
+                                  const TmaSlot &slot, Value iter, int64_t lag) {
   auto c32 = [&](int64_t v) { return i32Const(b, loc, v); };
-  Value ahead = arith::AddIOp::create(b, loc, iter, c32(2));
+  Value ahead = lag ? arith::AddIOp::create(b, loc, iter, c32(lag)) : iter;
   Value waitOn = slot.emptyOf(
       b, loc, arith::RemUIOp::create(b, loc, ahead, c32(slot.stages)));
   Value round = arith::DivUIOp::create(b, loc, ahead, c32(slot.stages));
@@ -191,7 +195,8 @@ struct TmaCopyLowering : TilePattern<TmaCopyOp> {
     } else {
       if (!producer)
         passCopy(rw, loc, ki, slot, stage);
-      auto [waitOn, waitParity] = stageFree(rw, loc, slot, a.getIter());
+      auto [waitOn, waitParity] =
+          stageFree(rw, loc, slot, a.getIter(), producer ? 0 : 2);
       ops.push_back(waitOn);
       ops.push_back(waitParity);
       std::string w = std::to_string(ops.size() - 1), par = std::to_string(ops.size());
@@ -265,9 +270,19 @@ struct TmaReleaseLowering : TilePattern<TmaReleaseOp> {
                           "(only rings of warp-specialized kernels have them)");
     TmaSlot &slot = ki.slots[op.getSlot()];
     Location loc = op.getLoc();
-    passCopy(rw, loc, ki, slot,
-             arith::RemUIOp::create(rw, loc, a.getIter(),
-                                    i32Const(rw, loc, slot.stages)));
+    // A negative stage (none yet, in a loop carrying its dot's stage)
+    // releases nothing: a predicate, not a branch, which would split
+    // ptxas's wgmma pipeline.
+    Value stage = a.getStage(), zero = i32Const(rw, loc, 0);
+    Value some = arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::sge,
+                                       stage, zero);
+    Value go = arith::AndIOp::create(
+        rw, loc, isLane0(rw, loc, ki),
+        arith::ExtUIOp::create(rw, loc, rw.getI32Type(), some));
+    ptxIf(rw, loc, go,
+          ValueRange{slot.emptyOf(
+              rw, loc, arith::SelectOp::create(rw, loc, some, stage, zero))},
+          "@p mbarrier.arrive.shared::cta.b64 _, [$1];", "r");
     rw.eraseOp(op);
     return success();
   }
