@@ -13,7 +13,9 @@
 //     iteration's start.
 // A TMA copy into the slot a waiting dot reads from must not overwrite the
 // stage under it: copies of that slot between the dot and its wait move
-// right after the wait.
+// right after the wait (with the scf.if around them, in PERSISTENT kernels:
+// left in place, the copy overwrote the stage under P·V and two-stage
+// persistent kernels hung on an H100).
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Transforms/Passes.h"
@@ -67,13 +69,28 @@ Value waitBefore(RewriterBase &rw, Value v, Operation *at, int64_t pending) {
   return w;
 }
 
+/// A copy into `slot`: the tile.tma_copy, or the scf.if holding it (a ring
+/// of PERSISTENT kernels copies only where its condition holds).
+bool isCopyInto(Operation *op, int64_t slot) {
+  if (auto c = dyn_cast<TmaCopyOp>(op))
+    return int64_t(c.getSlot()) == slot;
+  auto ifOp = dyn_cast<scf::IfOp>(op);
+  if (!ifOp || ifOp.getNumResults() || !ifOp.getElseRegion().empty())
+    return false;
+  bool copies = false;
+  ifOp.thenBlock()->walk([&](TmaCopyOp c) {
+    copies |= int64_t(c.getSlot()) == slot;
+  });
+  return copies;
+}
+
 /// Moves copies into `slot` that sit between `from` (exclusive; null = the
 /// block's start) and `wait` to right after `wait`.
 void delayCopies(Operation *from, Operation *wait, int64_t slot) {
   SmallVector<Operation *> copies;
   for (Operation *op = from ? from->getNextNode() : &wait->getBlock()->front();
        op && op != wait; op = op->getNextNode())
-    if (auto c = dyn_cast<TmaCopyOp>(op); c && int64_t(c.getSlot()) == slot)
+    if (isCopyInto(op, slot))
       copies.push_back(op);
   Operation *after = wait;
   for (Operation *c : copies) {

@@ -23,6 +23,7 @@
 
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/RegionUtils.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -42,6 +43,19 @@ struct Plan {
   SmallVector<Value> carried;       ///< stage-0 values stage 1 reads
   SmallVector<Operation *> recompute; ///< iv-only ops stage 1 re-runs
 };
+
+/// The slot a TMA copy writes: of a tile.tma_copy, or of the one inside an
+/// scf.if (a ring of a PERSISTENT kernel copies where its condition holds).
+std::optional<int64_t> copySlot(Operation *op) {
+  if (auto c = dyn_cast<TmaCopyOp>(op))
+    return c.getSlot();
+  auto ifOp = dyn_cast<scf::IfOp>(op);
+  if (!ifOp || ifOp.getNumResults() || !ifOp.getElseRegion().empty())
+    return std::nullopt;
+  std::optional<int64_t> slot;
+  ifOp.thenBlock()->walk([&](TmaCopyOp c) { slot = c.getSlot(); });
+  return slot;
+}
 
 /// Ops of the body computing `v` from the induction variable and values
 /// defined outside the loop only (pure, no regions); failure otherwise.
@@ -97,7 +111,7 @@ std::optional<Plan> plan(scf::ForOp loop) {
     if (auto w = dyn_cast<TmaWaitOp>(op))
       slots.insert(w.getSlot());
   for (Operation &op : *body)
-    if (auto c = dyn_cast<TmaCopyOp>(op); c && slots.count(c.getSlot()))
+    if (std::optional<int64_t> slot = copySlot(&op); slot && slots.count(*slot))
       late.insert(&op);
   for (Operation &op : *body)
     if (late.count(&op))
@@ -116,8 +130,11 @@ std::optional<Plan> plan(scf::ForOp loop) {
   // What stage 1 reads from stage 0.
   llvm::SetVector<Operation *> recompute;
   llvm::SetVector<Value> carried;
-  for (Operation *op : p.late)
-    for (Value o : op->getOperands()) {
+  for (Operation *op : p.late) {
+    // Operands, and values a region (an scf.if around a copy) reads.
+    llvm::SetVector<Value> reads(op->operand_begin(), op->operand_end());
+    getUsedValuesDefinedAbove(op->getRegions(), reads);
+    for (Value o : reads) {
       if (o == acc || o == loop.getInductionVar())
         continue;
       Operation *def = o.getDefiningOp();
@@ -132,6 +149,7 @@ std::optional<Plan> plan(scf::ForOp loop) {
       else
         carried.insert(o);
     }
+  }
   p.carried.assign(carried.begin(), carried.end());
   p.recompute.assign(recompute.begin(), recompute.end());
   llvm::sort(p.recompute,
