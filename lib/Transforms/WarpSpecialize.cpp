@@ -14,13 +14,14 @@
 // gets a tile.tma_release of its stage where the dot reading the stage is
 // complete (after its tile.dot_wait; one-stage slots, copied once, need
 // none), so the consumer warps only wait for copies and free stages; the
-// producer waits for the stage a copy overwrites to be free. Releasing at
-// the copy points instead (as the kernel's own warps pass copies) would
-// free a stage too early where tile-overlap-dots moves the dot that reads
-// it into the next iteration (V in flash_fwd: wrong results with
-// PERSISTENT on an H100, bench/NOTES.md entry 36). Values the copies need
-// that are tiles, or come from ops with memory effects or other regions,
-// are an error: the producer cannot compute them.
+// producer waits for the stage a copy overwrites to be free. Releases at
+// the copy points instead (as the kernel's own warps pass copies) are
+// right only where the copies sit after the waits for the dots reading the
+// stage two copies back, and let the producer run one copy ahead at most;
+// here K's copies start up to `stages - 1` blocks ahead (flash_fwd at
+// D = 128: +10-20 % on H100, bench/NOTES.md entry 36). Values the copies
+// need that are tiles, or come from ops with memory effects or other
+// regions, are an error: the producer cannot compute them.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Transforms/Passes.h"
