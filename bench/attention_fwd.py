@@ -750,6 +750,9 @@ def compile_speed(tc, a, shape_list, tuned):
 
 def main(argv=None):
     a = parse_args(argv)
+    # Line by line even into a file: a run cut off by a time limit (or a
+    # kernel that hangs) keeps every row printed so far.
+    sys.stdout.reconfigure(line_buffering=True)
     if a.self_test:
         return self_test()
     tuned = json.loads(Path(a.tuned).read_text()) if a.tuned else {}
