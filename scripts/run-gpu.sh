@@ -8,7 +8,9 @@
 # Environment: DEST (default /tmp/tilec-bundle), ARCH (default: the GPU's),
 # ONLY (a regex: run only the steps whose name matches), GPU_TEST_ARGS (extra
 # arguments of tile-gpu-tests, e.g. --quick), LOG_DIR (default
-# $OUT/tilec-logs when $OUT is set, else DEST/logs): every step's full output.
+# $OUT/tilec-logs when $OUT is set, else DEST/logs): every step's full output,
+# STEP_TIMEOUT (seconds, default 900; 0: none): a step that runs longer (a
+# kernel that hangs) is killed and reported as timed out, and the next runs.
 set -uo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -60,10 +62,16 @@ run_step() { # run_step NAME CMD...
   if [[ -n ${ONLY:-} && ! $name =~ $ONLY ]]; then return; fi
   local log="$LOG_DIR/$name.log" t=$SECONDS rc
   printf '\n---- %s: %s\n' "$name" "$*"
-  "$@" >"$log" 2>&1
+  if ((${STEP_TIMEOUT:-900} > 0)) && command -v timeout >/dev/null; then
+    timeout -k 10 "${STEP_TIMEOUT:-900}" "$@" >"$log" 2>&1
+  else
+    "$@" >"$log" 2>&1
+  fi
   rc=$?
   names+=("$name") times+=($((SECONDS - t)))
-  if ((rc == 0)); then
+  if ((rc == 124 || rc == 137)) && ((${STEP_TIMEOUT:-900} > 0)); then
+    results+=("TIMED OUT (${STEP_TIMEOUT:-900}s)"); tail -n 20 "$log"
+  elif ((rc == 0)); then
     if grep -q '\[  SKIPPED \]' "$log"; then results+=("ok (some skipped)"); else results+=(ok); fi
     tail -n 3 "$log"
   elif ((rc == 77)); then
@@ -133,7 +141,7 @@ echo "==== summary (logs in $LOG_DIR)"
 status=0
 for i in "${!names[@]}"; do
   printf '  %-28s %-20s %4ss\n' "${names[$i]}" "${results[$i]}" "${times[$i]}"
-  [[ ${results[$i]} == FAILED* ]] && status=1
+  [[ ${results[$i]} == FAILED* || ${results[$i]} == TIMED* ]] && status=1
 done
 ((${#names[@]})) || { echo "  nothing ran"; status=1; }
 exit $status
