@@ -264,10 +264,10 @@ def Tile_TmaReleaseOp : Tile_Op<"tma_release", [MemoryEffects<[MemRead, MemWrite
     iteration carries its stage too, -1 before the first). It never waits.
 
     ```mlir
-    tile.tma_release %stage {slot = 0 : i64, stages = 3 : i64}
+    tile.tma_release %stage {slot = 0 : i64}
     ```
   }];
-  let arguments = (ins I32:$stage, I64Attr:$slot, I64Attr:$stages);
+  let arguments = (ins I32:$stage, I64Attr:$slot);
   let assemblyFormat = "$stage attr-dict";
 }
 

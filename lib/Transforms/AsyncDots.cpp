@@ -69,28 +69,13 @@ Value waitBefore(RewriterBase &rw, Value v, Operation *at, int64_t pending) {
   return w;
 }
 
-/// A copy into `slot`: the tile.tma_copy, or the scf.if holding it (a ring
-/// of PERSISTENT kernels copies only where its condition holds).
-bool isCopyInto(Operation *op, int64_t slot) {
-  if (auto c = dyn_cast<TmaCopyOp>(op))
-    return int64_t(c.getSlot()) == slot;
-  auto ifOp = dyn_cast<scf::IfOp>(op);
-  if (!ifOp || ifOp.getNumResults() || !ifOp.getElseRegion().empty())
-    return false;
-  bool copies = false;
-  ifOp.thenBlock()->walk([&](TmaCopyOp c) {
-    copies |= int64_t(c.getSlot()) == slot;
-  });
-  return copies;
-}
-
 /// Moves copies into `slot` that sit between `from` (exclusive; null = the
 /// block's start) and `wait` to right after `wait`.
 void delayCopies(Operation *from, Operation *wait, int64_t slot) {
   SmallVector<Operation *> copies;
   for (Operation *op = from ? from->getNextNode() : &wait->getBlock()->front();
        op && op != wait; op = op->getNextNode())
-    if (isCopyInto(op, slot))
+    if (tmaCopySlot(op) == slot)
       copies.push_back(op);
   Operation *after = wait;
   for (Operation *c : copies) {

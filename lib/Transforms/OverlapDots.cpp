@@ -44,19 +44,6 @@ struct Plan {
   SmallVector<Operation *> recompute; ///< iv-only ops stage 1 re-runs
 };
 
-/// The slot a TMA copy writes: of a tile.tma_copy, or of the one inside an
-/// scf.if (a ring of a PERSISTENT kernel copies where its condition holds).
-std::optional<int64_t> copySlot(Operation *op) {
-  if (auto c = dyn_cast<TmaCopyOp>(op))
-    return c.getSlot();
-  auto ifOp = dyn_cast<scf::IfOp>(op);
-  if (!ifOp || ifOp.getNumResults() || !ifOp.getElseRegion().empty())
-    return std::nullopt;
-  std::optional<int64_t> slot;
-  ifOp.thenBlock()->walk([&](TmaCopyOp c) { slot = c.getSlot(); });
-  return slot;
-}
-
 /// Ops of the body computing `v` from the induction variable and values
 /// defined outside the loop only (pure, no regions); failure otherwise.
 bool ivOnlySlice(scf::ForOp loop, Value v, llvm::SetVector<Operation *> &out) {
@@ -111,7 +98,7 @@ std::optional<Plan> plan(scf::ForOp loop) {
     if (auto w = dyn_cast<TmaWaitOp>(op))
       slots.insert(w.getSlot());
   for (Operation &op : *body)
-    if (std::optional<int64_t> slot = copySlot(&op); slot && slots.count(*slot))
+    if (std::optional<int64_t> slot = tmaCopySlot(&op); slot && slots.count(*slot))
       late.insert(&op);
   for (Operation &op : *body)
     if (late.count(&op))

@@ -19,6 +19,11 @@ int64_t getNumWarps(Operation *kernelOrModule);
 /// steady state skip it.
 constexpr llvm::StringLiteral kMaskedTailAttr = "tile.masked_tail";
 
+/// The slot a TMA copy writes, for a tile.tma_copy or the scf.if that
+/// tile-tma-loads puts around one (no results, no else: a PERSISTENT
+/// kernel's ring copies where its condition holds); none for other ops.
+std::optional<int64_t> tmaCopySlot(Operation *op);
+
 /// True when the pass option `option` (else the module's `tile.arch`) names
 /// sm_90a, the target of the TMA and asynchronous-wgmma passes.
 bool targetsSm90a(ModuleOp module, StringRef option);

@@ -460,6 +460,20 @@ void createCopyIf(OpBuilder &b, Match mt, const BoxOrigin &o, Value y,
              stages);
 }
 
+} // namespace
+
+std::optional<int64_t> mlir::tile::tmaCopySlot(Operation *op) {
+  if (auto c = dyn_cast<TmaCopyOp>(op))
+    return c.getSlot();
+  auto ifOp = dyn_cast<scf::IfOp>(op);
+  if (!ifOp || ifOp.getNumResults() || !ifOp.getElseRegion().empty())
+    return std::nullopt;
+  std::optional<int64_t> slot;
+  ifOp.thenBlock()->walk([&](TmaCopyOp c) { slot = c.getSlot(); });
+  return slot;
+}
+
+namespace {
 /// `loop` (in a loop body) as a ring that continues from one iteration of
 /// the enclosing loop to the next: a new i32 iter_arg of the enclosing
 /// loop counts the copies made so far (its iterations of `loop` each

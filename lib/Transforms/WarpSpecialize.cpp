@@ -266,7 +266,14 @@ struct WarpSpecializePass
     DenseMap<int64_t, int64_t> stages; // by slot (all its copies agree)
     for (TmaCopyOp c : copies) {
       stages[c.getSlot()] = c.getStages();
+      auto guard = dyn_cast<scf::IfOp>(c->getParentOp());
       c.erase();
+      // The scf.if of a PERSISTENT ring's copy goes too, when only the
+      // copy's scalars are left in it.
+      if (guard && !guard.getNumResults() && guard.getElseRegion().empty() &&
+          llvm::all_of(guard.thenBlock()->without_terminator(),
+                       [](Operation &op) { return isPure(&op); }))
+        guard.erase();
     }
     return placeReleases(consumer, stages);
   }
@@ -283,18 +290,18 @@ struct WarpSpecializePass
     // Loops carrying dots that read a stage: iter_arg -> slot.
     llvm::MapVector<Operation *, llvm::MapVector<unsigned, int64_t>> carried;
     for (TmaWaitOp w : waits) {
-      int64_t slot = w.getSlot(), n = stages.lookup(slot);
-      if (n <= 1)
+      int64_t slot = w.getSlot();
+      if (stages.lookup(slot) <= 1)
         continue; // a one-stage slot is copied once and never released
       auto dot = w->hasOneUse() ? dyn_cast<DotOp>(*w->user_begin()) : DotOp();
       if (dot && !dot.getAsync()) {
-        release(dot, w.getStage(), slot, n);
+        release(dot, w.getStage(), slot);
         continue;
       }
       OpOperand *use = dot && dot->hasOneUse() ? &*dot->use_begin() : nullptr;
       Operation *user = use ? use->getOwner() : nullptr;
       if (auto done = dyn_cast_or_null<DotWaitOp>(user)) {
-        release(done, w.getStage(), slot, n);
+        release(done, w.getStage(), slot);
         continue;
       }
       auto loop = user ? dyn_cast<scf::ForOp>(user->getParentOp()) : nullptr;
@@ -317,16 +324,16 @@ struct WarpSpecializePass
                               "two TMA slots in one value");
     }
     for (auto &[op, args] : carried)
-      if (failed(carryStages(cast<scf::ForOp>(op), args, stages)))
+      if (failed(carryStages(cast<scf::ForOp>(op), args)))
         return failure();
     return success();
   }
 
-  /// Releases `stage` after `after`.
-  static void release(Operation *after, Value stage, int64_t slot, int64_t n) {
+  /// Releases `stage` of `slot` after `after`.
+  static void release(Operation *after, Value stage, int64_t slot) {
     OpBuilder b(after->getContext());
     b.setInsertionPointAfter(after);
-    TmaReleaseOp::create(b, after->getLoc(), stage, slot, n);
+    TmaReleaseOp::create(b, after->getLoc(), stage, slot);
   }
 
   /// The stage a dot value read, if an asynchronous dot read a ring stage
@@ -343,8 +350,7 @@ struct WarpSpecializePass
   /// stage is released after the wait, in the body (the previous
   /// iteration's dot) and after the loop (the last one).
   static LogicalResult carryStages(scf::ForOp loop,
-                                   const llvm::MapVector<unsigned, int64_t> &args,
-                                   const DenseMap<int64_t, int64_t> &stages) {
+                                   const llvm::MapVector<unsigned, int64_t> &args) {
     IRRewriter rw(loop->getContext());
     rw.setInsertionPoint(loop);
     Location loc = loop.getLoc();
@@ -384,9 +390,8 @@ struct WarpSpecializePass
         return grownLoop.emitError(
             "PRODUCER = true needs a dot this loop carries to be waited for "
             "(tile.dot_wait) in the next iteration and after the loop");
-      int64_t n = stages.lookup(slot);
-      release(inWait, grownLoop.getRegionIterArgs()[first + i], slot, n);
-      release(outWait, grownLoop.getResult(first + i), slot, n);
+      release(inWait, grownLoop.getRegionIterArgs()[first + i], slot);
+      release(outWait, grownLoop.getResult(first + i), slot);
     }
     return success();
   }

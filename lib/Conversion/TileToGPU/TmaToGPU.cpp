@@ -108,13 +108,18 @@ Value isLane0(OpBuilder &b, Location loc, KernelInfo &ki) {
                             i32Const(b, loc, 0)));
 }
 
+/// Where `go` (i32) is non-zero, arrive on the mbarrier at `barrier`.
+void arrive(OpBuilder &b, Location loc, Value go, Value barrier) {
+  ptxIf(b, loc, go, ValueRange{barrier},
+        "@p mbarrier.arrive.shared::cta.b64 _, [$1];", "r");
+}
+
 /// This warp has passed copy point `iter` of a ring (lane 0 arrives on the
 /// empty barrier of its stage; its reads of the stage two copies back were
 /// waited for before this point).
 void passCopy(OpBuilder &b, Location loc, KernelInfo &ki, const TmaSlot &slot,
               Value stage) {
-  ptxIf(b, loc, isLane0(b, loc, ki), ValueRange{slot.emptyOf(b, loc, stage)},
-        "@p mbarrier.arrive.shared::cta.b64 _, [$1];", "r");
+  arrive(b, loc, isLane0(b, loc, ki), slot.emptyOf(b, loc, stage));
 }
 
 /// The empty barrier and parity the issuing thread waits on before copy
@@ -279,10 +284,8 @@ struct TmaReleaseLowering : TilePattern<TmaReleaseOp> {
     Value go = arith::AndIOp::create(
         rw, loc, isLane0(rw, loc, ki),
         arith::ExtUIOp::create(rw, loc, rw.getI32Type(), some));
-    ptxIf(rw, loc, go,
-          ValueRange{slot.emptyOf(
-              rw, loc, arith::SelectOp::create(rw, loc, some, stage, zero))},
-          "@p mbarrier.arrive.shared::cta.b64 _, [$1];", "r");
+    arrive(rw, loc, go,
+           slot.emptyOf(rw, loc, arith::SelectOp::create(rw, loc, some, stage, zero)));
     rw.eraseOp(op);
     return success();
   }
