@@ -271,6 +271,51 @@ def Tile_TmaReleaseOp : Tile_Op<"tma_release", [MemoryEffects<[MemRead, MemWrite
   let assemblyFormat = "$stage attr-dict";
 }
 
+def Tile_ProgramTicketOp : Tile_Op<"program_ticket", [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Take the launch's next logical program (dynamic PERSISTENT order)";
+  let description = [{
+    Made by `tile-dynamic-persistent`. Where `publisher` is set, one thread
+    of the program (thread 0; lane 0 of the producer warp in a
+    warp-specialized kernel) atomically takes the next ticket of the
+    launch, a counter in global memory that the module holds per kernel:
+    tickets 0, 1, 2, ... are the logical programs in launch order. Every
+    program takes tickets until one is `>= total`; the last program to do
+    so (counted in the same global) sets both counters back to 0 for the
+    next launch. The result is the ticket in that thread, 0 elsewhere (and
+    0 everywhere without `publisher`); `tile.share_program` hands it to the
+    other threads.
+
+    ```mlir
+    %ticket = tile.program_ticket %total {publisher} : i32
+    ```
+  }];
+  let arguments = (ins I32:$total, UnitAttr:$publisher);
+  let results = (outs I32:$result);
+  let assemblyFormat = "$total attr-dict `:` type($result)";
+}
+
+def Tile_ShareProgramOp : Tile_Op<"share_program", [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Every thread of the program gets the publisher's ticket";
+  let description = [{
+    Made by `tile-dynamic-persistent`: publication `seq` (0, 1, 2, ... in
+    every thread) of the program's next logical program. Where `publisher`
+    is set, the publishing thread (that of `tile.program_ticket`) waits
+    until every thread has read publication `seq - 1`, writes `ticket`
+    into a shared-memory word and arrives on a "full" mbarrier; every
+    thread waits for publication `seq`, reads it and arrives on the
+    "empty" mbarrier. In a warp-specialized kernel the producer region
+    publishes and the consumer warps only read, so neither side waits for
+    the other except for one publication.
+
+    ```mlir
+    %t = tile.share_program %ticket, %seq {publisher} : i32
+    ```
+  }];
+  let arguments = (ins I32:$ticket, I32:$seq, UnitAttr:$publisher);
+  let results = (outs I32:$result);
+  let assemblyFormat = "$ticket `,` $seq attr-dict `:` type($result)";
+}
+
 def Tile_WarpSpecializeOp : Tile_Op<"warp_specialize", [NoTerminator, SingleBlock,
     RecursiveMemoryEffects]> {
   let summary = "A producer warpgroup issues the TMA copies; the kernel's warps consume";

@@ -4,6 +4,8 @@
 // scf.for's `llvm.loop_annotation` onto its latch branch and cf-to-llvm keeps
 // it there as a discardable attribute; only the branch's own
 // `loop_annotation` becomes `!llvm.loop` metadata, so it moves there.
+// scf.while loses it: tile-dynamic-persistent's loops carry it on the
+// inline asm of the tile.share_program that ends their body instead.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Conversion/Passes.h"
@@ -29,6 +31,16 @@ template <typename Branch> void move(Branch br) {
 struct LoopAnnotationsPass
     : public mlir::tile::impl::TileLoopAnnotationsBase<LoopAnnotationsPass> {
   void runOnOperation() override {
+    // A persistent while loop's metadata comes on the inline asm of its
+    // last tile.share_program, whose block ends with the latch branch.
+    getOperation().walk([](LLVM::InlineAsmOp op) {
+      Attribute a = op->getAttr(kDiscardable);
+      if (!a)
+        return;
+      op->removeAttr(kDiscardable);
+      if (auto br = dyn_cast<LLVM::BrOp>(op->getBlock()->getTerminator()))
+        br->setAttr(kDiscardable, a);
+    });
     getOperation().walk([](Operation *op) {
       if (auto br = dyn_cast<LLVM::BrOp>(op))
         move(br);

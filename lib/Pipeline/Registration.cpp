@@ -74,6 +74,7 @@ void ::tile::buildLayoutPipeline(OpPassManager &pm) {
   pm.addPass(mlir::tile::createTileAsyncDots());
   pm.addPass(mlir::tile::createTilePingpongDots());
   pm.addPass(mlir::tile::createTileWarpSpecialize());
+  pm.addPass(mlir::tile::createTileDynamicPersistent());
 }
 
 void ::tile::buildGPUPipeline(OpPassManager &pm) {

@@ -58,6 +58,22 @@ def TilePersistent : Pass<"tile-persistent", "mlir::ModuleOp"> {
                            "mlir::arith::ArithDialect", "mlir::LLVM::LLVMDialect"];
 }
 
+def TileDynamicPersistent : Pass<"tile-dynamic-persistent", "mlir::ModuleOp"> {
+  let summary = "Persistent programs take logical programs from a launch-wide counter";
+  let description = [{
+    Pipeline stage 4, last pass (after `tile-warp-specialize`). Each loop
+    over logical programs that `tile-persistent` made (`scf.for` marked
+    `tile.persistent`, in either region of a `tile.warp_specialize`)
+    becomes an `scf.while` over the logical programs the program takes, in
+    turn, from a counter of the launch (`tile.program_ticket`, taken one
+    ahead by thread 0 or the producer warp) and hands to its threads
+    (`tile.share_program`): a program that finishes early takes the next
+    one, as an ordinary launch's do, so causal kernels stay balanced.
+  }];
+  let dependentDialects = ["mlir::tile::TileDialect", "mlir::scf::SCFDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
 def TileTmaLoads : Pass<"tile-tma-loads", "mlir::ModuleOp"> {
   let summary = "Turn loop loads of dot B operands into pipelined TMA copies (sm_90a)";
   let description = [{

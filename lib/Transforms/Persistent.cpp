@@ -18,8 +18,11 @@
 // and the launcher passes the logical grid there, after the user's
 // arguments and before the tensor maps). Programs of the logical grid run
 // in launch order: t = x + gx * (y + gy * z), program p taking t = p,
-// p + step, ...; their results are those of the ordinary launch as long as
-// programs do not communicate (tile kernels cannot).
+// p + step, ... in this static form, which the stage 3 and 4 passes see;
+// tile-dynamic-persistent (end of stage 4) then lets each program take the
+// next t from a counter of the launch as it finishes one. Their results
+// are those of the ordinary launch as long as programs do not communicate
+// (tile kernels cannot).
 //
 // What this buys is in the other passes: TMA rings continue from one
 // program's loop to the next (tile-tma-loads carries the copy count), so

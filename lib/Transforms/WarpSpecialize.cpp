@@ -177,6 +177,8 @@ void emit(const Slice &s, Block &src, OpBuilder &b, IRMapping &map) {
               out.push_back(lookup(yield.getOperand(i)));
             scf::YieldOp::create(bb, l, out);
           });
+      // tile.persistent (tile-dynamic-persistent finds both copies).
+      copy->setDiscardableAttrs(loop->getDiscardableAttrDictionary());
       for (auto [k, i] : llvm::enumerate(carried))
         map.map(loop.getResult(i), copy.getResult(k));
       continue;

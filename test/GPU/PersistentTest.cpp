@@ -6,7 +6,9 @@
 // program_id and num_programs, launches it on a grid of many more programs
 // than the GPU holds at once (so every resident program loops) and checks
 // that every logical program wrote exactly its own coordinates and the
-// logical grid's size, in the grid shapes below. Then the same kernel with
+// logical grid's size, in the grid shapes below (programs take logical
+// programs from a counter of the launch: a launch that found it not reset
+// would leave programs unwritten). Then the same kernel with
 // PERSISTENT = false, as the reference behaviour.
 //
 // Exit: 0 passed, 1 a failure, 77 no CUDA driver / GPU (ctest: skipped).
@@ -136,9 +138,11 @@ int main() {
       std::printf("# %u programs resident at once\n",
                   kernel->residentPrograms());
     // Many more programs than are resident (each loops), fewer than that,
-    // and a single one.
+    // a single one, and the large grid again: each launch takes its
+    // programs from the counter the previous one left at 0.
     for (std::array<unsigned, 3> grid :
-         {std::array<unsigned, 3>{1000, 20, 3}, {7, 5, 3}, {1, 1, 1}}) {
+         {std::array<unsigned, 3>{1000, 20, 3}, {7, 5, 3}, {1, 1, 1},
+          {1000, 20, 3}, {1000, 20, 3}}) {
       if (kernel->manifest().persistent && grid[0] == 1000 &&
           std::size_t(kernel->residentPrograms()) >= 60000) {
         std::printf("FAIL: %s: %u programs resident, the large grid would "

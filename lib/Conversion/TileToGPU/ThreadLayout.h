@@ -56,6 +56,8 @@ struct KernelInfo {
   int64_t sharedBytes = 0;      ///< dynamic shared memory needed so far
   int64_t persistentBytes = 0;  ///< bytes before the temporary buffers
   SmallVector<TmaSlot> slots;   ///< by tile.tma_copy `slot`
+  Value programCounters;        ///< i64 global address (tile.program_ticket)
+  Value programWord;            ///< i32 shared address (tile.share_program)
 };
 
 /// Kernels of the module being converted, by gpu.func.
@@ -112,6 +114,11 @@ inline constexpr int64_t kProducerWarps = 4;
 /// the top of the kernel.
 LogicalResult setupTmaSlots(gpu::GPUFuncOp fn, KernelInfo &k);
 
+/// Sets up the ticket counters (a module global) and the shared word and
+/// mbarriers of the dynamic persistent order (ProgramsToGPU.cpp), after
+/// the TMA slots.
+LogicalResult setupPrograms(gpu::GPUFuncOp fn, KernelInfo &k);
+
 /// Register of a 2-D layout by its register coordinates (regCoords), -1 for
 /// none.
 struct RegIndex {
@@ -145,6 +152,8 @@ void populateDotPatterns(TypeConverter &tc, RewritePatternSet &p,
                          LoweringState &s);
 void populateTmaPatterns(TypeConverter &tc, RewritePatternSet &p,
                          LoweringState &s);
+void populateProgramPatterns(TypeConverter &tc, RewritePatternSet &p,
+                             LoweringState &s);
 void populateTurnPatterns(TypeConverter &tc, RewritePatternSet &p,
                           LoweringState &s);
 

@@ -213,7 +213,7 @@ struct ConvertTileToGPUPass
       gpu::GPUFuncOp gfn = outline(fn, gpuModule, ws ? kProducerWarps : 0);
       KernelInfo &k = state.kernels[gfn] = threadIds(gfn);
       k.specialized = bool(ws);
-      if (failed(setupTmaSlots(gfn, k)))
+      if (failed(setupTmaSlots(gfn, k)) || failed(setupPrograms(gfn, k)))
         return signalPassFailure();
       if (ws)
         splitWarps(gfn, ws, k);
@@ -256,6 +256,7 @@ struct ConvertTileToGPUPass
     populateDotPatterns(tc, patterns, state);
     populateTmaPatterns(tc, patterns, state);
     populateTurnPatterns(tc, patterns, state);
+    populateProgramPatterns(tc, patterns, state);
     if (failed(applyPartialConversion(gpuModule, target, std::move(patterns))))
       return signalPassFailure();
 

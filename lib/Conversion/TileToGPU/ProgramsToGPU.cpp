@@ -1,0 +1,180 @@
+//===- ProgramsToGPU.cpp - tile.program_ticket / tile.share_program -------===//
+//
+// The dynamic order of persistent kernels (tile-dynamic-persistent).
+//
+// Tickets: each kernel that takes them gets a module global of two i32
+// counters, zero when the module is loaded: [0] the next ticket, [1] the
+// programs that took a ticket >= total (their last). The publishing thread
+// adds 1 to [0]; on its last ticket it adds 1 to [1] (acq_rel), and the
+// program that makes [1] equal to the launch's program count stores 0 to
+// both: every program has taken its last ticket then, so the next launch
+// (after this one, in stream order) starts from 0. Launches of one loaded
+// kernel must therefore not overlap (concurrent streams): they would share
+// the counters.
+//
+// Sharing: 32 bytes of dynamic shared memory after the TMA slots hold the
+// published word, a "full" mbarrier (one arrival: the publisher's) and an
+// "empty" one (one arrival per thread that reads: the kernel's warps, plus
+// the producer warp in warp-specialized kernels). Publication n: the
+// publisher waits until every reader arrived for n - 1 (empty phase
+// parity), stores the word and arrives on full; every thread waits for
+// full's phase n, loads the word and arrives on empty.
+//
+//===----------------------------------------------------------------------===//
+#include "lib/Conversion/TileToGPU/ThreadLayout.h"
+
+using namespace mlir;
+using namespace mlir::tile;
+using namespace mlir::tile::lowering;
+
+namespace {
+constexpr int64_t kProgramsBytes = 128; // word, full, empty (keeps alignment)
+
+/// i32: 1 in the thread that takes and publishes tickets (thread 0, or lane
+/// 0 of the producer warp: only that warp runs the producer region).
+Value publisherThread(OpBuilder &b, Location loc, KernelInfo &ki) {
+  Value lane0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, ki.lane,
+                                      i32Const(b, loc, 0));
+  if (!ki.specialized)
+    lane0 = arith::AndIOp::create(
+        b, loc, lane0,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, ki.warp,
+                              i32Const(b, loc, 0)));
+  return arith::ExtUIOp::create(b, loc, b.getI32Type(), lane0);
+}
+
+struct ProgramTicketLowering : TilePattern<ProgramTicketOp> {
+  using TilePattern::TilePattern;
+  LogicalResult
+  matchAndRewrite(ProgramTicketOp op, OpAdaptor a,
+                  ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    KernelInfo &ki = kernel(op);
+    if (!op.getPublisher()) {
+      rw.replaceOp(op, i32Const(rw, loc, 0));
+      return success();
+    }
+    if (!ki.programCounters)
+      return op.emitError("program_ticket without the kernel's counters");
+    Value launched = arith::IndexCastUIOp::create(
+        rw, loc, rw.getI32Type(),
+        gpu::GridDimOp::create(rw, loc, gpu::Dimension::x));
+    Value lastDone = arith::SubIOp::create(rw, loc, launched, i32Const(rw, loc, 1));
+    Value t = ptx(rw, loc, rw.getI32Type(),
+                  ValueRange{publisherThread(rw, loc, ki), ki.programCounters,
+                             a.getTotal(), lastDone},
+                  "{\n.reg .pred p, last;\n.reg .b32 d;\n"
+                  "setp.ne.b32 p, $1, 0;\nmov.b32 $0, 0;\n"
+                  "@p atom.global.add.u32 $0, [$2], 1;\n"
+                  "@p setp.ge.s32 p, $0, $3;\n"
+                  "@p atom.acq_rel.gpu.global.add.u32 d, [$2+4], 1;\n"
+                  "setp.eq.and.u32 last, d, $4, p;\n"
+                  "@last st.global.v2.u32 [$2], {0, 0};\n}",
+                  "=r,r,l,r,r", /*sideEffects=*/true);
+    rw.replaceOp(op, t);
+    return success();
+  }
+};
+
+struct ShareProgramLowering : TilePattern<ShareProgramOp> {
+  using TilePattern::TilePattern;
+  LogicalResult
+  matchAndRewrite(ShareProgramOp op, OpAdaptor a,
+                  ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    KernelInfo &ki = kernel(op);
+    if (!ki.programWord)
+      return op.emitError("share_program without the kernel's shared word");
+    auto c32 = [&](int64_t v) { return i32Const(rw, loc, v); };
+    Value pub = op.getPublisher() ? publisherThread(rw, loc, ki) : c32(0);
+    Value full = arith::AddIOp::create(rw, loc, ki.programWord, c32(8));
+    Value empty = arith::AddIOp::create(rw, loc, ki.programWord, c32(16));
+    Value parity = arith::AndIOp::create(rw, loc, a.getSeq(), c32(1));
+    Value freeParity = arith::XOrIOp::create(rw, loc, parity, c32(1));
+    Value t = ptx(
+        rw, loc, rw.getI32Type(),
+        ValueRange{pub, a.getTicket(), ki.programWord, empty, freeParity, full,
+                   parity},
+        "{\n.reg .pred p, ok;\nsetp.ne.b32 p, $1, 0;\n"
+        "@!p bra PROG_READ_${:uid};\n"
+        "PROG_FREE_${:uid}:\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 ok, [$4], $5;\n"
+        "@!ok bra PROG_FREE_${:uid};\n"
+        "st.shared.b32 [$3], $2;\n"
+        "mbarrier.arrive.shared::cta.b64 _, [$6];\n"
+        "PROG_READ_${:uid}:\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 ok, [$6], $7;\n"
+        "@!ok bra PROG_READ_${:uid};\n"
+        "ld.shared.b32 $0, [$3];\n"
+        "mbarrier.arrive.shared::cta.b64 _, [$4];\n}",
+        "=r,r,r,r,r,r,r,r", /*sideEffects=*/true);
+    // The persistent loop's metadata, for its latch (tile-loop-annotations).
+    if (Attribute l = op->getAttr("llvm.loop_annotation"))
+      t.getDefiningOp()->setAttr("llvm.loop_annotation", l);
+    rw.replaceOp(op, t);
+    return success();
+  }
+};
+} // namespace
+
+LogicalResult lowering::setupPrograms(gpu::GPUFuncOp fn, KernelInfo &k) {
+  bool tickets = false, shares = false;
+  fn.walk([&](Operation *op) {
+    tickets |= isa<ProgramTicketOp>(op);
+    shares |= isa<ShareProgramOp>(op);
+  });
+  if (!shares && !tickets)
+    return success();
+  Location loc = fn.getLoc();
+  MLIRContext *ctx = fn.getContext();
+  OpBuilder b = OpBuilder::atBlockBegin(&fn.getBody().front());
+  b.setInsertionPointAfterValue(k.warp);
+  if (tickets) {
+    auto gpuModule = fn->getParentOfType<gpu::GPUModuleOp>();
+    OpBuilder gb = OpBuilder::atBlockBegin(gpuModule.getBody());
+    auto i64 = gb.getI64Type();
+    auto global = LLVM::GlobalOp::create(
+        gb, loc, i64, /*isConstant=*/false, LLVM::Linkage::Internal,
+        ("__tile_programs_" + fn.getName()).str(), gb.getI64IntegerAttr(0),
+        /*alignment=*/8, /*addrSpace=*/1);
+    Value addr = LLVM::AddressOfOp::create(
+        b, loc, LLVM::LLVMPointerType::get(ctx, 1), global.getSymName());
+    k.programCounters = LLVM::PtrToIntOp::create(b, loc, i64, addr);
+  }
+  if (!shares)
+    return success();
+  auto wg = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+  auto raw = MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                             MemRefLayoutAttrInterface{}, wg);
+  Value smem = gpu::DynamicSharedMemoryOp::create(b, loc, raw);
+  Value base = arith::IndexCastOp::create(
+      b, loc, b.getI32Type(),
+      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, smem));
+  k.programWord = arith::AddIOp::create(b, loc, base,
+                                        i32Const(b, loc, k.persistentBytes));
+  k.persistentBytes += kProgramsBytes;
+  k.sharedBytes = std::max(k.sharedBytes, k.persistentBytes);
+  // Thread 0 initialises the barriers; everyone sees them after the barrier.
+  int64_t readers = 32 * (k.warps + (k.specialized ? 1 : 0));
+  Value tid = arith::AddIOp::create(
+      b, loc, k.lane, arith::MulIOp::create(b, loc, k.warp, i32Const(b, loc, 32)));
+  Value first = arith::ExtUIOp::create(
+      b, loc, b.getI32Type(),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
+                            i32Const(b, loc, 0)));
+  ptx(b, loc, Type(),
+      ValueRange{first, arith::AddIOp::create(b, loc, k.programWord, i32Const(b, loc, 8)),
+                 arith::AddIOp::create(b, loc, k.programWord, i32Const(b, loc, 16))},
+      "{\n.reg .pred p;\nsetp.ne.b32 p, $0, 0;\n"
+      "@p mbarrier.init.shared::cta.b64 [$1], 1;\n"
+      "@p mbarrier.init.shared::cta.b64 [$2], " + std::to_string(readers) + ";\n"
+      "@p fence.mbarrier_init.release.cluster;\n}",
+      "r,r,r", /*sideEffects=*/true);
+  gpu::BarrierOp::create(b, loc);
+  return success();
+}
+
+void lowering::populateProgramPatterns(TypeConverter &tc, RewritePatternSet &p,
+                                       LoweringState &s) {
+  p.add<ProgramTicketLowering, ShareProgramLowering>(tc, p.getContext(), s);
+}
