@@ -91,22 +91,30 @@ struct ShareProgramLowering : TilePattern<ShareProgramOp> {
     Value empty = arith::AddIOp::create(rw, loc, ki.programWord, c32(16));
     Value parity = arith::AndIOp::create(rw, loc, a.getSeq(), c32(1));
     Value freeParity = arith::XOrIOp::create(rw, loc, parity, c32(1));
+    // sm_80 has test_wait (no try_wait) and no `_` sink for the arrival
+    // state.
+    bool sm90 = state.arch == "sm_90a";
+    std::string wait = sm90 ? "mbarrier.try_wait.parity.shared::cta.b64"
+                            : "mbarrier.test_wait.parity.shared.b64";
+    std::string arrive = sm90 ? "mbarrier.arrive.shared::cta.b64 _, "
+                              : "mbarrier.arrive.shared.b64 st, ";
     Value t = ptx(
         rw, loc, rw.getI32Type(),
         ValueRange{pub, a.getTicket(), ki.programWord, empty, freeParity, full,
                    parity},
-        "{\n.reg .pred p, ok;\nsetp.ne.b32 p, $1, 0;\n"
+        "{\n.reg .pred p, ok;\n" + std::string(sm90 ? "" : ".reg .b64 st;\n") +
+            "setp.ne.b32 p, $1, 0;\n"
         "@!p bra PROG_READ_${:uid};\n"
-        "PROG_FREE_${:uid}:\n"
-        "mbarrier.try_wait.parity.shared::cta.b64 ok, [$4], $5;\n"
-        "@!ok bra PROG_FREE_${:uid};\n"
-        "st.shared.b32 [$3], $2;\n"
-        "mbarrier.arrive.shared::cta.b64 _, [$6];\n"
-        "PROG_READ_${:uid}:\n"
-        "mbarrier.try_wait.parity.shared::cta.b64 ok, [$6], $7;\n"
-        "@!ok bra PROG_READ_${:uid};\n"
-        "ld.shared.b32 $0, [$3];\n"
-        "mbarrier.arrive.shared::cta.b64 _, [$4];\n}",
+        "PROG_FREE_${:uid}:\n" +
+            wait + " ok, [$4], $5;\n"
+                   "@!ok bra PROG_FREE_${:uid};\n"
+                   "st.shared.b32 [$3], $2;\n" +
+            arrive + "[$6];\n"
+                     "PROG_READ_${:uid}:\n" +
+            wait + " ok, [$6], $7;\n"
+                   "@!ok bra PROG_READ_${:uid};\n"
+                   "ld.shared.b32 $0, [$3];\n" +
+            arrive + "[$4];\n}",
         "=r,r,r,r,r,r,r,r", /*sideEffects=*/true);
     // The persistent loop's metadata, for its latch (tile-loop-annotations).
     if (Attribute l = op->getAttr("llvm.loop_annotation"))
@@ -117,7 +125,8 @@ struct ShareProgramLowering : TilePattern<ShareProgramOp> {
 };
 } // namespace
 
-LogicalResult lowering::setupPrograms(gpu::GPUFuncOp fn, KernelInfo &k) {
+LogicalResult lowering::setupPrograms(gpu::GPUFuncOp fn, KernelInfo &k,
+                                      StringRef arch) {
   bool tickets = false, shares = false;
   fn.walk([&](Operation *op) {
     tickets |= isa<ProgramTicketOp>(op);
@@ -156,6 +165,8 @@ LogicalResult lowering::setupPrograms(gpu::GPUFuncOp fn, KernelInfo &k) {
   k.sharedBytes = std::max(k.sharedBytes, k.persistentBytes);
   // Thread 0 initialises the barriers; everyone sees them after the barrier.
   int64_t readers = 32 * (k.warps + (k.specialized ? 1 : 0));
+  bool sm90 = arch == "sm_90a";
+  std::string space = sm90 ? "::cta" : "";
   Value tid = arith::AddIOp::create(
       b, loc, k.lane, arith::MulIOp::create(b, loc, k.warp, i32Const(b, loc, 32)));
   Value first = arith::ExtUIOp::create(
@@ -166,9 +177,9 @@ LogicalResult lowering::setupPrograms(gpu::GPUFuncOp fn, KernelInfo &k) {
       ValueRange{first, arith::AddIOp::create(b, loc, k.programWord, i32Const(b, loc, 8)),
                  arith::AddIOp::create(b, loc, k.programWord, i32Const(b, loc, 16))},
       "{\n.reg .pred p;\nsetp.ne.b32 p, $0, 0;\n"
-      "@p mbarrier.init.shared::cta.b64 [$1], 1;\n"
-      "@p mbarrier.init.shared::cta.b64 [$2], " + std::to_string(readers) + ";\n"
-      "@p fence.mbarrier_init.release.cluster;\n}",
+      "@p mbarrier.init.shared" + space + ".b64 [$1], 1;\n"
+      "@p mbarrier.init.shared" + space + ".b64 [$2], " + std::to_string(readers) +
+          ";\n" + (sm90 ? "@p fence.mbarrier_init.release.cluster;\n" : "") + "}",
       "r,r,r", /*sideEffects=*/true);
   gpu::BarrierOp::create(b, loc);
   return success();

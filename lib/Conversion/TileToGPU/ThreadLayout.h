@@ -116,8 +116,8 @@ LogicalResult setupTmaSlots(gpu::GPUFuncOp fn, KernelInfo &k);
 
 /// Sets up the ticket counters (a module global) and the shared word and
 /// mbarriers of the dynamic persistent order (ProgramsToGPU.cpp), after
-/// the TMA slots.
-LogicalResult setupPrograms(gpu::GPUFuncOp fn, KernelInfo &k);
+/// the TMA slots; `arch`: sm_80 or sm_90a.
+LogicalResult setupPrograms(gpu::GPUFuncOp fn, KernelInfo &k, StringRef arch);
 
 /// Register of a 2-D layout by its register coordinates (regCoords), -1 for
 /// none.

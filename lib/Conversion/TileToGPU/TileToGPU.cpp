@@ -213,7 +213,7 @@ struct ConvertTileToGPUPass
       gpu::GPUFuncOp gfn = outline(fn, gpuModule, ws ? kProducerWarps : 0);
       KernelInfo &k = state.kernels[gfn] = threadIds(gfn);
       k.specialized = bool(ws);
-      if (failed(setupTmaSlots(gfn, k)) || failed(setupPrograms(gfn, k)))
+      if (failed(setupTmaSlots(gfn, k)) || failed(setupPrograms(gfn, k, state.arch)))
         return signalPassFailure();
       if (ws)
         splitWarps(gfn, ws, k);
