@@ -274,22 +274,22 @@ def Tile_TmaReleaseOp : Tile_Op<"tma_release", [MemoryEffects<[MemRead, MemWrite
 def Tile_ProgramTicketOp : Tile_Op<"program_ticket", [MemoryEffects<[MemRead, MemWrite]>]> {
   let summary = "Take the launch's next logical program (dynamic PERSISTENT order)";
   let description = [{
-    Made by `tile-dynamic-persistent`. Where `publisher` is set, one thread
-    of the program (thread 0; lane 0 of the producer warp in a
-    warp-specialized kernel) atomically takes the next ticket of the
+    Made by `tile-dynamic-persistent` where the program's tickets are
+    taken (not in a consumer region). One thread of the program (thread 0;
+    lane 0 of the producer warp in a warp-specialized kernel, whose
+    producer region holds the op) atomically takes the next ticket of the
     launch, a counter in global memory that the module holds per kernel:
     tickets 0, 1, 2, ... are the logical programs in launch order. Every
     program takes tickets until one is `>= total`; the last program to do
     so (counted in the same global) sets both counters back to 0 for the
-    next launch. The result is the ticket in that thread, 0 elsewhere (and
-    0 everywhere without `publisher`); `tile.share_program` hands it to the
-    other threads.
+    next launch. The result is the ticket in that thread, 0 elsewhere;
+    `tile.share_program {publisher}` hands it to the other threads.
 
     ```mlir
-    %ticket = tile.program_ticket %total {publisher} : i32
+    %ticket = tile.program_ticket %total : i32
     ```
   }];
-  let arguments = (ins I32:$total, UnitAttr:$publisher);
+  let arguments = (ins I32:$total);
   let results = (outs I32:$result);
   let assemblyFormat = "$total attr-dict `:` type($result)";
 }

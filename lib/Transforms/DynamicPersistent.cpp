@@ -9,10 +9,10 @@
 // mean, against ~2 % when each takes the next program as it finishes, as
 // the hardware does with an ordinary launch). Each such loop becomes
 //
-//   %k0 = tile.program_ticket %total {publisher}
+//   %k0 = tile.program_ticket %total
 //   %t0 = tile.share_program %k0, 0 {publisher}
 //   scf.while (%t = %t0, %n = 0, iter_args...) : %t < %total {
-//     %k = tile.program_ticket %total {publisher}  // next one, taken early
+//     %k = tile.program_ticket %total  // the next one, taken early
 //     body, with %t for the induction variable
 //     %t' = tile.share_program %k, %n + 1 {publisher}
 //   }
@@ -58,7 +58,7 @@ LogicalResult makeDynamic(scf::ForOp loop) {
   auto ticket = [&](OpBuilder &b) -> Value {
     if (!pub)
       return zero;
-    return ProgramTicketOp::create(b, loc, i32, total, /*publisher=*/true);
+    return ProgramTicketOp::create(b, loc, i32, total);
   };
   auto share = [&](OpBuilder &b, Value t, Value seq) -> Value {
     return ShareProgramOp::create(b, loc, i32, t, seq, pub);

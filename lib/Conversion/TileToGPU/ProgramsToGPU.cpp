@@ -33,14 +33,7 @@ constexpr int64_t kProgramsBytes = 128; // word, full, empty (keeps alignment)
 /// i32: 1 in the thread that takes and publishes tickets (thread 0, or lane
 /// 0 of the producer warp: only that warp runs the producer region).
 Value publisherThread(OpBuilder &b, Location loc, KernelInfo &ki) {
-  Value lane0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, ki.lane,
-                                      i32Const(b, loc, 0));
-  if (!ki.specialized)
-    lane0 = arith::AndIOp::create(
-        b, loc, lane0,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, ki.warp,
-                              i32Const(b, loc, 0)));
-  return arith::ExtUIOp::create(b, loc, b.getI32Type(), lane0);
+  return ki.specialized ? isLane0(b, loc, ki) : ki.isFirstThread;
 }
 
 struct ProgramTicketLowering : TilePattern<ProgramTicketOp> {
@@ -50,10 +43,6 @@ struct ProgramTicketLowering : TilePattern<ProgramTicketOp> {
                   ConversionPatternRewriter &rw) const override {
     Location loc = op.getLoc();
     KernelInfo &ki = kernel(op);
-    if (!op.getPublisher()) {
-      rw.replaceOp(op, i32Const(rw, loc, 0));
-      return success();
-    }
     if (!ki.programCounters)
       return op.emitError("program_ticket without the kernel's counters");
     Value launched = arith::IndexCastUIOp::create(
@@ -136,8 +125,9 @@ LogicalResult lowering::setupPrograms(gpu::GPUFuncOp fn, KernelInfo &k,
     return success();
   Location loc = fn.getLoc();
   MLIRContext *ctx = fn.getContext();
-  OpBuilder b = OpBuilder::atBlockBegin(&fn.getBody().front());
-  b.setInsertionPointAfterValue(k.warp);
+  // After thread 0's flag (before the TMA set-up, if any).
+  OpBuilder b(ctx);
+  b.setInsertionPointAfterValue(firstThread(k));
   if (tickets) {
     auto gpuModule = fn->getParentOfType<gpu::GPUModuleOp>();
     OpBuilder gb = OpBuilder::atBlockBegin(gpuModule.getBody());
@@ -152,14 +142,7 @@ LogicalResult lowering::setupPrograms(gpu::GPUFuncOp fn, KernelInfo &k,
   }
   if (!shares)
     return success();
-  auto wg = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
-  auto raw = MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
-                             MemRefLayoutAttrInterface{}, wg);
-  Value smem = gpu::DynamicSharedMemoryOp::create(b, loc, raw);
-  Value base = arith::IndexCastOp::create(
-      b, loc, b.getI32Type(),
-      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, smem));
-  k.programWord = arith::AddIOp::create(b, loc, base,
+  k.programWord = arith::AddIOp::create(b, loc, dynamicSharedBase(b, loc),
                                         i32Const(b, loc, k.persistentBytes));
   k.persistentBytes += kProgramsBytes;
   k.sharedBytes = std::max(k.sharedBytes, k.persistentBytes);
@@ -167,14 +150,8 @@ LogicalResult lowering::setupPrograms(gpu::GPUFuncOp fn, KernelInfo &k,
   int64_t readers = 32 * (k.warps + (k.specialized ? 1 : 0));
   bool sm90 = arch == "sm_90a";
   std::string space = sm90 ? "::cta" : "";
-  Value tid = arith::AddIOp::create(
-      b, loc, k.lane, arith::MulIOp::create(b, loc, k.warp, i32Const(b, loc, 32)));
-  Value first = arith::ExtUIOp::create(
-      b, loc, b.getI32Type(),
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
-                            i32Const(b, loc, 0)));
   ptx(b, loc, Type(),
-      ValueRange{first, arith::AddIOp::create(b, loc, k.programWord, i32Const(b, loc, 8)),
+      ValueRange{k.isFirstThread, arith::AddIOp::create(b, loc, k.programWord, i32Const(b, loc, 8)),
                  arith::AddIOp::create(b, loc, k.programWord, i32Const(b, loc, 16))},
       "{\n.reg .pred p;\nsetp.ne.b32 p, $0, 0;\n"
       "@p mbarrier.init.shared" + space + ".b64 [$1], 1;\n"

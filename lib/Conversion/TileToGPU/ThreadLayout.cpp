@@ -110,6 +110,39 @@ Value lowering::isOwner(OpBuilder &b, Location loc, KernelInfo &k,
                                i32Const(b, loc, 0));
 }
 
+Value lowering::isLane0(OpBuilder &b, Location loc, KernelInfo &k) {
+  return arith::ExtUIOp::create(
+      b, loc, b.getI32Type(),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, k.lane,
+                            i32Const(b, loc, 0)));
+}
+
+Value lowering::firstThread(KernelInfo &k) {
+  if (k.isFirstThread)
+    return k.isFirstThread;
+  OpBuilder b(k.warp.getContext());
+  b.setInsertionPointAfterValue(k.warp);
+  Location loc = k.warp.getLoc();
+  Value tid = arith::AddIOp::create(
+      b, loc, k.lane, arith::MulIOp::create(b, loc, k.warp, i32Const(b, loc, 32)));
+  k.isFirstThread = arith::ExtUIOp::create(
+      b, loc, b.getI32Type(),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
+                            i32Const(b, loc, 0)));
+  return k.isFirstThread;
+}
+
+Value lowering::dynamicSharedBase(OpBuilder &b, Location loc) {
+  auto wg = gpu::AddressSpaceAttr::get(b.getContext(),
+                                       gpu::AddressSpace::Workgroup);
+  auto raw = MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                             MemRefLayoutAttrInterface{}, wg);
+  Value smem = gpu::DynamicSharedMemoryOp::create(b, loc, raw);
+  return arith::IndexCastOp::create(
+      b, loc, b.getI32Type(),
+      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, smem));
+}
+
 Value lowering::sharedBuffer(OpBuilder &b, Location loc, KernelInfo &k,
                              Type elemType, int64_t numElems) {
   int64_t bytes = numElems * byteSize(elemType);

@@ -109,6 +109,13 @@ inline constexpr int64_t kConsumerBarrier = 3; // 1 and 2: ping-pong turns
 /// Producer warps of a warp-specialized kernel (one warpgroup).
 inline constexpr int64_t kProducerWarps = 4;
 
+/// i32: 1 in lane 0 of each warp.
+Value isLane0(OpBuilder &b, Location loc, KernelInfo &k);
+/// k.isFirstThread (i32: 1 in thread 0), made after k.warp at its first use.
+Value firstThread(KernelInfo &k);
+/// i32 shared-memory address of the start of dynamic shared memory.
+Value dynamicSharedBase(OpBuilder &b, Location loc);
+
 /// Sets up the shared-memory slots, barriers and tensor-map parameters of
 /// the tile.tma_copy ops of `fn` (appending one parameter per slot) at
 /// the top of the kernel.

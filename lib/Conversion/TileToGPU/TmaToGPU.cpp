@@ -100,14 +100,6 @@ void zeroRowsFrom(OpBuilder &b, Location loc, KernelInfo &ki, Value buffer,
   ctaBarrier(b, loc, ki);
 }
 
-/// i32: 1 in lane 0 of each warp.
-Value isLane0(OpBuilder &b, Location loc, KernelInfo &ki) {
-  return arith::ExtUIOp::create(
-      b, loc, b.getI32Type(),
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, ki.lane,
-                            i32Const(b, loc, 0)));
-}
-
 /// Where `go` (i32) is non-zero, arrive on the mbarrier at `barrier`.
 void arrive(OpBuilder &b, Location loc, Value go, Value barrier) {
   ptxIf(b, loc, go, ValueRange{barrier},
@@ -295,17 +287,11 @@ struct TmaReleaseLowering : TilePattern<TmaReleaseOp> {
 LogicalResult lowering::setupTmaSlots(gpu::GPUFuncOp fn, KernelInfo &k) {
   SmallVector<TmaCopyOp> copies;
   fn.walk([&](TmaCopyOp c) { copies.push_back(c); });
-  OpBuilder b = OpBuilder::atBlockBegin(&fn.getBody().front());
-  b.setInsertionPointAfterValue(k.warp);
   Location loc = fn.getLoc();
   if (copies.empty())
     return success();
-  Value tid = arith::AddIOp::create(
-      b, loc, k.lane, arith::MulIOp::create(b, loc, k.warp, i32Const(b, loc, 32)));
-  k.isFirstThread = arith::ExtUIOp::create(
-      b, loc, b.getI32Type(),
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
-                            i32Const(b, loc, 0)));
+  OpBuilder b(fn.getContext());
+  b.setInsertionPointAfterValue(firstThread(k));
   // Slot sizes, from the copies (all copies of a slot agree).
   int64_t numSlots = 0;
   for (TmaCopyOp c : copies)
@@ -316,13 +302,7 @@ LogicalResult lowering::setupTmaSlots(gpu::GPUFuncOp fn, KernelInfo &k) {
     stages[c.getSlot()] = c.getStages();
   }
 
-  auto wg = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
-  auto raw = MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
-                             MemRefLayoutAttrInterface{}, wg);
-  Value smem = gpu::DynamicSharedMemoryOp::create(b, loc, raw);
-  Value base = arith::IndexCastOp::create(
-      b, loc, b.getI32Type(),
-      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, smem));
+  Value base = dynamicSharedBase(b, loc);
   Value aligned = arith::AndIOp::create(
       b, loc, arith::AddIOp::create(b, loc, base, i32Const(b, loc, 1023)),
       i32Const(b, loc, -1024));
