@@ -156,12 +156,15 @@ func.func @fma_f32(%o: !tile.ptr<f32>) attributes {tile.kernel, tile.num_warps =
 
 // Row reduction on one warp: registers first, then butterfly shuffles over
 // the two lane bits that walk the columns (xor 1, xor 2), for each of the 2
-// row registers. No shared memory.
+// row registers. No shared memory. A thread's 4 values of a row combine as
+// a tree, max(max(v0, v1), max(v2, v3)), not a chain.
 #acc = #tile.layout<regs = [[0, 1], [8, 0], [0, 8]], lanes = [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warps = []>
 #row = #tile.layout<regs = [[8]], lanes = [[0], [0], [1], [2], [4]], warps = []>
 // CHECK-LABEL: gpu.func @reduce_rows
 // CHECK-SAME: tile.shared_memory = 0 : i64
-// CHECK: arith.maximumf
+// CHECK: %[[A:[0-9a-z_]+]] = arith.maximumf
+// CHECK-NEXT: %[[B:[0-9a-z_]+]] = arith.maximumf
+// CHECK-NEXT: arith.maximumf %[[A]], %[[B]]
 // CHECK-DAG: %[[ONE:.*]] = arith.constant 1 : i32
 // CHECK-DAG: %[[W:.*]] = arith.constant 32 : i32
 // CHECK: gpu.shuffle xor %{{.*}}, %[[ONE]], %[[W]] : f32

@@ -194,7 +194,7 @@ struct ReduceLowering : TilePattern<ReduceOp> {
     };
     for (int64_t r = 0; r < dst.getNumRegs(); ++r)
       dstByKey[key(regCoords(dst, r))] = r;
-    SmallVector<Value> acc(dst.getNumRegs());
+    SmallVector<SmallVector<Value>> parts(dst.getNumRegs());
     SmallVector<Value> vals = unpack(rw, loc, a.getSrc());
     for (int64_t r = 0; r < src.getNumRegs(); ++r) {
       SmallVector<int64_t> c = regCoords(src, r);
@@ -203,9 +203,29 @@ struct ReduceLowering : TilePattern<ReduceOp> {
       if (it == dstByKey.end())
         return op.emitError("reduce: result layout is not the slice of the "
                             "operand layout");
-      Value v = widen(vals[r]);
-      Value &slot = acc[it->second];
-      slot = slot ? combine(rw, loc, op.getKind(), slot, v) : v;
+      parts[it->second].push_back(widen(vals[r]));
+    }
+    // Sums add in register order (their rounding stays that of a loop);
+    // max and min, exact in any order, combine as a balanced tree: log2(n)
+    // dependent steps instead of n - 1, which ptxas does not reassociate.
+    SmallVector<Value> acc;
+    for (SmallVector<Value> &p : parts) {
+      if (op.getKind() == ReduceKind::Sum) {
+        Value v = p.front();
+        for (Value x : ArrayRef(p).drop_front())
+          v = combine(rw, loc, op.getKind(), v, x);
+        acc.push_back(v);
+        continue;
+      }
+      while (p.size() > 1) {
+        SmallVector<Value> next;
+        for (size_t i = 0; i + 1 < p.size(); i += 2)
+          next.push_back(combine(rw, loc, op.getKind(), p[i], p[i + 1]));
+        if (p.size() % 2)
+          next.push_back(p.back());
+        p = std::move(next);
+      }
+      acc.push_back(p.front());
     }
     // 2. Across lanes holding other positions along `axis`.
     for (unsigned i = 0; i < src.getNumLaneBits(); ++i) {

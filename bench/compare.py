@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""A/B timing of tilec variants in one process, interleaved.
+
+Separate benchmark processes on the same H100 differ by up to ~8 % (clocks,
+allocation, L2 state), more than most single changes are worth. This script
+times several variants (a tilec binary and a configuration each) on the same
+inputs, round-robin for --rounds rounds, and reports each variant's median
+TFLOP/s over the rounds and its ratio to the first variant.
+
+  python3 bench/compare.py --variant A=/tmp/tilec-old:128,128,8,0,3,1,0 \\
+      --variant B=/tmp/tilec-new:128,128,8,0,3,1,0 --head-dim 64 --seqlen 2048 8192
+
+A variant is NAME=TILEC:CONFIG[:NAME=VALUE,...] (CONFIG as attention_fwd.py's
+--config; the optional list is passed as -D defines). Parity is checked once
+per variant and shape against the same reference as attention_fwd.py.
+"""
+import argparse
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import attention_fwd as af  # noqa: E402
+
+
+def parse_variant(text):
+    name, sep, rest = text.partition("=")
+    parts = rest.split(":")
+    if not sep or not name or len(parts) not in (2, 3):
+        raise ValueError(f"a variant is NAME=TILEC:CONFIG[:NAME=VALUE,...], got {text!r}")
+    defines = dict(d.split("=", 1) for d in parts[2].split(",")) if len(parts) == 3 and parts[2] else {}
+    return name, parts[0], af.parse_cfg(parts[1]), defines
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--variant", action="append", required=True, help="NAME=TILEC:CONFIG[:NAME=VALUE,...]")
+    p.add_argument("--dtype", nargs="+", choices=list(af.DTYPES), default=["bf16"])
+    p.add_argument("--head-dim", nargs="+", type=int, choices=af.HEAD_DIMS, default=[128])
+    p.add_argument("--seqlen", nargs="+", type=int, default=[2048, 8192])
+    p.add_argument("--causal", choices=["0", "1", "both"], default="both")
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--min-runs", type=int, default=10)
+    p.add_argument("--min-ms", type=float, default=50.0)
+    p.add_argument("--arch", default="sm_90a")
+    a = p.parse_args(argv)
+    try:
+        variants = [parse_variant(v) for v in a.variant]
+    except ValueError as e:
+        p.error(str(e))
+    import torch
+    sys.stdout.reconfigure(line_buffering=True)
+    print(f"device: {torch.cuda.get_device_name()}")
+    work = tempfile.mkdtemp(prefix="tilec-compare-")
+    compilers = {}
+    for name, exe, cfg, defs in variants:
+        compilers[name] = af.Tilec(exe, af.TILE, a.arch, Path(work) / name, extra=defs)
+        (Path(work) / name).mkdir()
+    l2 = getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 50 << 20)
+    for s in af.shapes(a):
+        inputs = af.make_inputs(s, l2)
+        ref = af.reference(*inputs[0], s["causal"])
+        fns, times = {}, {}
+        for name, exe, cfg, defs in variants:
+            try:
+                fn = af.tilec_runner(compilers[name], s, cfg)
+                o, lse = fn(*inputs[0])
+                torch.cuda.synchronize()
+                par = af.parity(o, lse, *ref)
+                if par["rel_l2"] > af.RTOL:
+                    print(f"  {name}: parity FAIL rel_l2 {par['rel_l2']:.3g}")
+                    continue
+                fns[name], times[name] = fn, []
+            except RuntimeError as e:
+                print(f"  {name}: {e}")
+        for _ in range(a.rounds):
+            for name, fn in fns.items():
+                times[name].append(af.time_ms(fn, inputs, a.min_runs, a.min_ms)[0])
+        base = None
+        line = f"{s['dtype']} D={s['D']} causal={int(s['causal'])} S={s['S']:5d}:"
+        for name in fns:
+            tf = af.flops(s) / (statistics.median(times[name]) * 1e-3) / 1e12
+            spread = (max(times[name]) - min(times[name])) / statistics.median(times[name])
+            base = base or tf
+            line += f"  {name} {tf:6.1f} (x{tf / base:.3f}, spread {100 * spread:.0f}%)"
+        print(line)
+        del inputs, ref
+
+
+if __name__ == "__main__":
+    main()
