@@ -592,6 +592,27 @@ def measure(fn, inputs, ref, s, min_runs, min_ms):
     return row
 
 
+def interleaved_rounds(a, tc, s, inputs, shape_rows):
+    """--rounds N: N - 1 more timings of each passing row of a shape, the
+    providers in turn, so that clock drift hits them alike; each row keeps
+    the median over its N timings (and `rounds`, the N timings in ms)."""
+    timed = []
+    for r in shape_rows:
+        if r.get("status") != "PASS":
+            continue
+        fn = tilec_runner(tc, s, parse_cfg(r["config"])) if r["provider"] == "tilec" else sdpa_runner(r["provider"], s)
+        timed.append((r, fn, [r["ms"]]))
+    for _ in range(a.rounds - 1):
+        for r, fn, ts in timed:
+            ts.append(time_ms(fn, inputs, a.min_runs, a.min_ms)[0])
+    for r, fn, ts in timed:
+        r["ms"] = statistics.median(ts)
+        r["tflops"] = flops(s) / (r["ms"] * 1e-3) / 1e12
+        r["rounds"] = ts
+        print(f"  rounds {shape_key(s)} {r['provider']}: {fmt(r['tflops'])} TFLOP/s "
+              f"(median of {len(ts)}, spread {100 * (max(ts) - min(ts)) / r['ms']:.0f}%)", flush=True)
+
+
 def make_inputs(s, l2_bytes):
     import torch
     dt = {"bf16": torch.bfloat16, "fp16": torch.float16}[s["dtype"]]
@@ -679,6 +700,8 @@ def parse_args(argv=None):
                    help="extra tilec -D for every variant, e.g. TMA=true (sm_90a TMA loads)")
     p.add_argument("--tune", action="store_true", help=f"try {len(TUNE_CFGS)} tilec configs per shape, keep the best passing one")
     p.add_argument("--quick", action="store_true", help="seqlens 1k and 4k, bf16, fewer runs")
+    p.add_argument("--rounds", type=int, default=1,
+                   help="time every provider of a shape N times, in turn, and keep the median (default 1)")
     p.add_argument("--min-runs", type=int, default=30)
     p.add_argument("--min-ms", type=float, default=300.0, help="time at least this long per measurement")
     p.add_argument("--compile-runs", type=int, default=5)
@@ -693,6 +716,8 @@ def parse_args(argv=None):
             p.error(f"--define wants NAME=VALUE, got {d!r}")
         defines[name] = value
     a.define = defines
+    if a.rounds < 1:
+        p.error(f"--rounds wants a count >= 1, got {a.rounds}")
     if a.quick:
         a.seqlen = a.seqlen or [1024, 4096]
         a.dtype = a.dtype or ["bf16"]
@@ -842,6 +867,8 @@ def main(argv=None):
                                                "tflops": best["tflops"]}
             rows.append(best)
             print("  ".join(fmt(best.get(c)) for c in COLS) + ("  " + best["error"] if "error" in best else ""), flush=True)
+        if a.rounds > 1:
+            interleaved_rounds(a, tc, s, inputs, rows[-len(a.providers):])
         del inputs, ref
         torch.cuda.empty_cache()
 
