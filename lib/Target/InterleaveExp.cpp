@@ -23,9 +23,8 @@
 // where it did not help, so it stays off).
 //
 //===----------------------------------------------------------------------===//
-#include "lib/Target/PTX.h"
+#include "lib/Target/InterleaveExp.h"
 
-#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringRef.h"

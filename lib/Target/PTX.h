@@ -20,12 +20,6 @@ std::unique_ptr<llvm::Module> translateToLLVMIR(mlir::ModuleOp module,
 bool emitPTX(llvm::Module &module, const std::string &arch, std::string &ptx,
              std::string &error);
 
-/// Reorders the straight-line softmax chains of `ptx` (fma, ex2, add, 16-bit
-/// packs) so that they interleave per element, where the kernel does few
-/// multiply-adds per exponential (InterleaveExp.cpp). Returns whether it
-/// applied.
-bool interleaveExpChains(std::string &ptx);
-
 /// The ptxas to use: `hint` when set, else PATH, else /usr/local/cuda/bin.
 /// Empty when none is found.
 std::string findPtxas(const std::string &hint);
