@@ -36,6 +36,9 @@ inline constexpr llvm::StringLiteral kParamsAttr = "tile.params";
 /// the logical grid) and on its loop over the logical programs
 /// (tile-persistent).
 inline constexpr llvm::StringLiteral kPersistentAttr = "tile.persistent";
+/// Discardable `#llvm.loop_annotation` of a loop (tile-persistent: no LICM)
+/// on its way to the latch branch's `!llvm.loop` (tile-loop-annotations).
+inline constexpr llvm::StringLiteral kLoopAnnotationAttr = "llvm.loop_annotation";
 /// Integer attribute on the module: warps per program.
 inline constexpr llvm::StringLiteral kNumWarpsAttr = "tile.num_warps";
 

@@ -16,15 +16,15 @@ namespace mlir::tile {
 } // namespace mlir::tile
 
 using namespace mlir;
+using mlir::tile::kLoopAnnotationAttr;
 
 namespace {
-constexpr llvm::StringLiteral kDiscardable = "llvm.loop_annotation";
 
 template <typename Branch> void move(Branch br) {
-  auto a = br->template getAttrOfType<LLVM::LoopAnnotationAttr>(kDiscardable);
+  auto a = br->template getAttrOfType<LLVM::LoopAnnotationAttr>(kLoopAnnotationAttr);
   if (!a)
     return;
-  br->removeAttr(kDiscardable);
+  br->removeAttr(kLoopAnnotationAttr);
   br.setLoopAnnotationAttr(a);
 }
 
@@ -34,12 +34,12 @@ struct LoopAnnotationsPass
     // A persistent while loop's metadata comes on the inline asm of its
     // last tile.share_program, whose block ends with the latch branch.
     getOperation().walk([](LLVM::InlineAsmOp op) {
-      Attribute a = op->getAttr(kDiscardable);
+      Attribute a = op->getAttr(kLoopAnnotationAttr);
       if (!a)
         return;
-      op->removeAttr(kDiscardable);
+      op->removeAttr(kLoopAnnotationAttr);
       if (auto br = dyn_cast<LLVM::BrOp>(op->getBlock()->getTerminator()))
-        br->setAttr(kDiscardable, a);
+        br->setAttr(kLoopAnnotationAttr, a);
     });
     getOperation().walk([](Operation *op) {
       if (auto br = dyn_cast<LLVM::BrOp>(op))

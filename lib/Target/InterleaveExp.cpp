@@ -29,7 +29,6 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringRef.h"
 
-
 using namespace tile;
 using llvm::StringRef;
 

@@ -35,8 +35,6 @@ using namespace mlir;
 using namespace mlir::tile;
 
 namespace {
-constexpr llvm::StringLiteral kLoopAnnotation = "llvm.loop_annotation";
-
 /// Whether the loop's thread group takes the tickets: every kernel's loop
 /// but the consumer region's copy in a warp-specialized one.
 bool publishes(scf::ForOp loop) {
@@ -86,8 +84,8 @@ LogicalResult makeDynamic(scf::ForOp loop) {
   Value shared = share(rw, next, seq);
   // The loop's metadata (no LICM, tile-persistent) rides on the last op of
   // the body to the latch branch (tile-loop-annotations).
-  if (Attribute a = loop->getAttr(kLoopAnnotation))
-    shared.getDefiningOp()->setAttr(kLoopAnnotation, a);
+  if (Attribute a = loop->getAttr(kLoopAnnotationAttr))
+    shared.getDefiningOp()->setAttr(kLoopAnnotationAttr, a);
   SmallVector<Value> yields = {shared, seq};
   llvm::append_range(yields, oldYield.getOperands());
   scf::YieldOp::create(rw, loc, yields);

@@ -86,7 +86,7 @@ LogicalResult makePersistent(func::FuncOp fn) {
   // invariant in the loop over programs (per-thread offsets of the Q load
   // and O store) would be hoisted out of it and held in registers through
   // every program (flash_fwd, D = 64, 128 x 64, 8 warps: 122 -> 155).
-  loop->setAttr("llvm.loop_annotation",
+  loop->setAttr(kLoopAnnotationAttr,
                 parseAttribute("#llvm.loop_annotation<licm = "
                                "#llvm.loop_licm<disable = true>>",
                                fn.getContext()));

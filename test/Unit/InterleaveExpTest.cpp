@@ -35,6 +35,12 @@ const std::string kSoftmax = "\tmax.f32 \t%r9, %r1, %r2;\n"
                              ex2("%r5", "%r3") + ex2("%r6", "%r4") +
                              "\tadd.rn.f32 \t%r7, %r5, %r6;\n"
                              "\tcvt.rn.bf16x2.f32 \t%r10, %r6, %r5;\n";
+/// The pass applies to `ptx` and keeps its order of instructions.
+void expectOrderKept(std::string ptx) {
+  std::vector<std::string> before = instructions(ptx);
+  ASSERT_TRUE(interleaveExpChains(ptx));
+  EXPECT_EQ(instructions(ptx), before);
+}
 } // namespace
 
 TEST(InterleaveExp, EachFmaSitsWithItsEx2AndTheSumFollows) {
@@ -49,22 +55,16 @@ TEST(InterleaveExp, EachFmaSitsWithItsEx2AndTheSumFollows) {
 }
 
 TEST(InterleaveExp, NothingCrossesABarrier) {
-  std::string ptx = "\tfma.rn.f32 \t%r3, %r1, %r8, %r9;\n"
-                    "\tbar.sync \t1, 256;\n" +
-                    ex2("%r5", "%r3") + "\tadd.rn.f32 \t%r7, %r5, %r5;\n";
-  std::string before = ptx;
-  ASSERT_TRUE(interleaveExpChains(ptx));
-  EXPECT_EQ(instructions(ptx), instructions(before));
+  expectOrderKept("\tfma.rn.f32 \t%r3, %r1, %r8, %r9;\n"
+                  "\tbar.sync \t1, 256;\n" +
+                  ex2("%r5", "%r3") + "\tadd.rn.f32 \t%r7, %r5, %r5;\n");
 }
 
 TEST(InterleaveExp, AnFmaStopsWhereItsSourceIsRewritten) {
   // %r1 is written again before the ex2: the fma must read the old value.
-  std::string ptx = "\tfma.rn.f32 \t%r3, %r1, %r8, %r9;\n"
-                    "\tmov.b32 \t%r1, %r20;\n" +
-                    ex2("%r5", "%r3") + "\tadd.rn.f32 \t%r7, %r5, %r1;\n";
-  std::string before = ptx;
-  ASSERT_TRUE(interleaveExpChains(ptx));
-  EXPECT_EQ(instructions(ptx), instructions(before));
+  expectOrderKept("\tfma.rn.f32 \t%r3, %r1, %r8, %r9;\n"
+                  "\tmov.b32 \t%r1, %r20;\n" +
+                  ex2("%r5", "%r3") + "\tadd.rn.f32 \t%r7, %r5, %r1;\n");
 }
 
 TEST(InterleaveExp, OffWhereProductsDominate) {

@@ -29,6 +29,12 @@ using namespace mlir::tile::lowering;
 
 namespace {
 constexpr int64_t kProgramsBytes = 128; // word, full, empty (keeps alignment)
+constexpr int64_t kFullOffset = 8, kEmptyOffset = 16; // the mbarriers
+
+/// i32 shared address `offset` bytes into the kernel's program word area.
+Value programSlot(OpBuilder &b, Location loc, KernelInfo &k, int64_t offset) {
+  return arith::AddIOp::create(b, loc, k.programWord, i32Const(b, loc, offset));
+}
 
 /// i32: 1 in the thread that takes and publishes tickets (thread 0, or lane
 /// 0 of the producer warp: only that warp runs the producer region).
@@ -76,8 +82,8 @@ struct ShareProgramLowering : TilePattern<ShareProgramOp> {
       return op.emitError("share_program without the kernel's shared word");
     auto c32 = [&](int64_t v) { return i32Const(rw, loc, v); };
     Value pub = op.getPublisher() ? publisherThread(rw, loc, ki) : c32(0);
-    Value full = arith::AddIOp::create(rw, loc, ki.programWord, c32(8));
-    Value empty = arith::AddIOp::create(rw, loc, ki.programWord, c32(16));
+    Value full = programSlot(rw, loc, ki, kFullOffset);
+    Value empty = programSlot(rw, loc, ki, kEmptyOffset);
     Value parity = arith::AndIOp::create(rw, loc, a.getSeq(), c32(1));
     Value freeParity = arith::XOrIOp::create(rw, loc, parity, c32(1));
     // sm_80 has test_wait (no try_wait) and no `_` sink for the arrival
@@ -106,8 +112,8 @@ struct ShareProgramLowering : TilePattern<ShareProgramOp> {
             arrive + "[$4];\n}",
         "=r,r,r,r,r,r,r,r", /*sideEffects=*/true);
     // The persistent loop's metadata, for its latch (tile-loop-annotations).
-    if (Attribute l = op->getAttr("llvm.loop_annotation"))
-      t.getDefiningOp()->setAttr("llvm.loop_annotation", l);
+    if (Attribute l = op->getAttr(kLoopAnnotationAttr))
+      t.getDefiningOp()->setAttr(kLoopAnnotationAttr, l);
     rw.replaceOp(op, t);
     return success();
   }
@@ -151,8 +157,8 @@ LogicalResult lowering::setupPrograms(gpu::GPUFuncOp fn, KernelInfo &k,
   bool sm90 = arch == "sm_90a";
   std::string space = sm90 ? "::cta" : "";
   ptx(b, loc, Type(),
-      ValueRange{k.isFirstThread, arith::AddIOp::create(b, loc, k.programWord, i32Const(b, loc, 8)),
-                 arith::AddIOp::create(b, loc, k.programWord, i32Const(b, loc, 16))},
+      ValueRange{k.isFirstThread, programSlot(b, loc, k, kFullOffset),
+                 programSlot(b, loc, k, kEmptyOffset)},
       "{\n.reg .pred p;\nsetp.ne.b32 p, $0, 0;\n"
       "@p mbarrier.init.shared" + space + ".b64 [$1], 1;\n"
       "@p mbarrier.init.shared" + space + ".b64 [$2], " + std::to_string(readers) +
