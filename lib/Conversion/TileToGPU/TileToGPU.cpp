@@ -99,9 +99,11 @@ KernelInfo threadIds(gpu::GPUFuncOp fn) {
 /// and in the consumer warps; `moved` when the consumers get more than at
 /// launch (else no setmaxnreg). `blocks` programs share an SM's 64 K.
 struct RegisterSplit {
-  // The producer keeps 24: setmaxnreg.inc waits until the registers the
-  // program got at launch are free (8 consumer warps: 384 x 168 = 256 x 240
-  // + 128 x 24), so 32 hung the consumers on an H100 (bench/NOTES.md 35).
+  // setmaxnreg.inc waits until registers the program got at launch are
+  // free, so the split must fit in threads x launch: 8 consumer warps,
+  // 384 x 168 = 256 x 240 + 128 x 24 (a producer keeping 32 hung the
+  // consumers on an H100, bench/NOTES.md 35); 16, 640 x 96 = 512 x 112 +
+  // 128 x 24 (120, counted from the SM's 64 K, hung them, entry 42).
   int64_t launch, producer = 24, consumer;
   bool moved;
 };
@@ -111,7 +113,7 @@ RegisterSplit splitRegisters(int64_t consumerWarps, int64_t blocks) {
   RegisterSplit r;
   r.launch = std::min(kMax, kRegs / blocks / threads / 8 * 8);
   r.consumer = std::min(
-      kMax, (kRegs / blocks - 32 * kProducerWarps * r.producer) /
+      kMax, (threads * r.launch - 32 * kProducerWarps * r.producer) /
                 (32 * consumerWarps) / 8 * 8);
   r.moved = r.consumer > r.launch;
   return r;
