@@ -33,7 +33,7 @@ TILE = ROOT / "examples" / "attention" / "flash_fwd.tile"
 SEQLENS = [512, 1024, 2048, 4096, 8192, 16384]
 HEAD_DIMS = [64, 128]
 DTYPES = {"bf16": "bf16", "fp16": "f16"}  # benchmark name -> tilec T
-PROVIDERS = ["tilec", "sdpa-flash", "sdpa-cudnn", "sdpa-efficient"]
+PROVIDERS = ["tilec", "triton", "sdpa-flash", "sdpa-cudnn", "sdpa-efficient"]
 # (BM, BN, NUM_WARPS, MIN_BLOCKS, TMA_STAGES, PRODUCER, PERSISTENT): the default per
 # head dim and the --tune candidates. MIN_BLOCKS > 0 asks ptxas to fit that
 # many programs per SM (.minnctapersm: caps registers); 0 leaves registers to
@@ -491,6 +491,14 @@ def self_test():
     return 0
 
 
+def baseline_runner(name, s):
+    """fn(q, k, v) -> (o, lse or None) of a provider other than tilec."""
+    if name == "triton":
+        from triton_fwd import triton_runner  # bench/triton_fwd.py (needs triton)
+        return triton_runner(s)
+    return sdpa_runner(name, s)
+
+
 def sdpa_runner(name, s):
     import torch
     import torch.nn.functional as F
@@ -600,7 +608,8 @@ def interleaved_rounds(a, tc, s, inputs, shape_rows):
     for r in shape_rows:
         if r.get("status") != "PASS":
             continue
-        fn = tilec_runner(tc, s, parse_cfg(r["config"])) if r["provider"] == "tilec" else sdpa_runner(r["provider"], s)
+        fn = (tilec_runner(tc, s, parse_cfg(r["config"])) if r["provider"] == "tilec"
+              else baseline_runner(r["provider"], s))
         timed.append((r, fn, [r["ms"]]))
     for _ in range(a.rounds - 1):
         for r, fn, ts in timed:
@@ -846,13 +855,14 @@ def main(argv=None):
             for cfg in cands:
                 row = dict(base, provider=p, config=cfg_str(cfg) if cfg else "")
                 try:
-                    fn = tilec_runner(tc, s, cfg) if cfg else sdpa_runner(p, s)
+                    fn = tilec_runner(tc, s, cfg) if cfg else baseline_runner(p, s)
                     quick = a.tune and len(cands) > 1
                     row.update(measure(fn, inputs, ref, s, 10 if quick else a.min_runs,
                                        100 if quick else a.min_ms))
                 except Exception as e:  # SDPA refusing a shape, tilec failing
                     msg = (str(e).strip().splitlines() or [type(e).__name__])[0][:200]
-                    refused = p.startswith("sdpa") and "No available kernel" in str(e)
+                    refused = ((p.startswith("sdpa") and "No available kernel" in str(e)) or
+                               (p == "triton" and isinstance(e, ImportError)))
                     row["status"] = "unsupported" if refused else "error"
                     row["error"] = msg
                 if cfg and len(cands) > 1:
