@@ -84,6 +84,11 @@ def flops(s):
     return f / 2 if s["causal"] else f
 
 
+def tflops(s, ms):
+    """TFLOP/s of shape `s` done in `ms` milliseconds."""
+    return flops(s) / (ms * 1e-3) / 1e12
+
+
 # ---------------------------------------------------------------- tilec ----
 class Tilec:
     """Compiles flash_fwd.tile variants (cached) and times the compiler."""
@@ -595,28 +600,22 @@ def measure(fn, inputs, ref, s, min_runs, min_ms):
     row.update(parity(o, lse, *ref))
     del o, lse
     row["ms"], row["runs"] = time_ms(fn, inputs, min_runs, min_ms)
-    row["tflops"] = flops(s) / (row["ms"] * 1e-3) / 1e12
+    row["tflops"] = tflops(s, row["ms"])
     row["status"] = "PASS" if row["rel_l2"] <= RTOL else "FAIL"
     return row
 
 
-def interleaved_rounds(a, tc, s, inputs, shape_rows):
-    """--rounds N: N - 1 more timings of each passing row of a shape, the
-    providers in turn, so that clock drift hits them alike; each row keeps
+def interleaved_rounds(a, s, inputs, shape_rows):
+    """--rounds N: N - 1 more timings of each passing (row, runner) of a shape,
+    the providers in turn, so that clock drift hits them alike; each row keeps
     the median over its N timings (and `rounds`, the N timings in ms)."""
-    timed = []
-    for r in shape_rows:
-        if r.get("status") != "PASS":
-            continue
-        fn = (tilec_runner(tc, s, parse_cfg(r["config"])) if r["provider"] == "tilec"
-              else baseline_runner(r["provider"], s))
-        timed.append((r, fn, [r["ms"]]))
+    timed = [(r, fn, [r["ms"]]) for r, fn in shape_rows if r.get("status") == "PASS"]
     for _ in range(a.rounds - 1):
         for r, fn, ts in timed:
             ts.append(time_ms(fn, inputs, a.min_runs, a.min_ms)[0])
     for r, fn, ts in timed:
         r["ms"] = statistics.median(ts)
-        r["tflops"] = flops(s) / (r["ms"] * 1e-3) / 1e12
+        r["tflops"] = tflops(s, r["ms"])
         r["rounds"] = ts
         print(f"  rounds {shape_key(s)} {r['provider']}: {fmt(r['tflops'])} TFLOP/s "
               f"(median of {len(ts)}, spread {100 * (max(ts) - min(ts)) / r['ms']:.0f}%)", flush=True)
@@ -761,13 +760,11 @@ def compile_speed(tc, a, shape_list, tuned):
     """Times the compiler on each configuration the run uses, after the kernel's
     own defaults (DEFAULT_CFG: flash_fwd as written, the issue's < 300 ms
     target) for each dtype, head dim and causality of the run."""
-    rows, seen, todo = [], set(), []
-    for s in shape_list:
-        base = (DTYPES[s["dtype"]], s["D"], s["causal"])
-        todo.append((base + (DEFAULT_CFG[s["D"]],), True))
-    for s in shape_list:
-        base = (DTYPES[s["dtype"]], s["D"], s["causal"])
-        todo += [(base + (cfg,), False) for cfg in configs_for(a, s, tuned)]
+    def compile_key(s, cfg):
+        return (DTYPES[s["dtype"]], s["D"], s["causal"], cfg)
+    todo = ([(compile_key(s, DEFAULT_CFG[s["D"]]), True) for s in shape_list] +
+            [(compile_key(s, cfg), False) for s in shape_list for cfg in configs_for(a, s, tuned)])
+    rows, seen = [], set()
     for key, default in todo:
         if key in seen:
             continue
@@ -846,16 +843,18 @@ def main(argv=None):
     rows, new_tuned = [], {}
     print("  ".join(COLS))
     for s in shape_list:
+        shape_rows = []  # (best row, its runner) per provider, for --rounds
         inputs = make_inputs(s, meta["l2_mib"] * 2**20)
         ref = reference(*inputs[0], s["causal"])
         base = {k: int(s[k]) if k == "causal" else s[k] for k in ("dtype", "D", "causal", "S", "B", "H")}
         for p in a.providers:
             cands = configs_for(a, s, tuned) if p == "tilec" else [None]
-            best, passed = None, []
+            best, passed, runners = None, [], {}
             for cfg in cands:
                 row = dict(base, provider=p, config=cfg_str(cfg) if cfg else "")
                 try:
                     fn = tilec_runner(tc, s, cfg) if cfg else baseline_runner(p, s)
+                    runners[id(row)] = fn
                     quick = a.tune and len(cands) > 1
                     row.update(measure(fn, inputs, ref, s, 10 if quick else a.min_runs,
                                        100 if quick else a.min_ms))
@@ -876,20 +875,20 @@ def main(argv=None):
                     best = row
                 else:  # re-time the two fastest with the full run count, keep the faster
                     for row in sorted(passed, key=lambda r: -r["tflops"])[:2]:
-                        row.update(measure(tilec_runner(tc, s, parse_cfg(row["config"])), inputs, ref, s,
-                                           a.min_runs, a.min_ms))
+                        row.update(measure(runners[id(row)], inputs, ref, s, a.min_runs, a.min_ms))
                         print(f"  re-time {shape_key(s)} {row['config']}: {fmt(row.get('tflops'))} TFLOP/s {row['status']}")
                         if row["status"] == "PASS" and (best is None or row["tflops"] > best["tflops"]):
                             best = row
                     best = best or passed[0]
-                    bm, bn, w, mb, st, p, ps = parse_cfg(best["config"])
+                    bm, bn, w, mb, st, prod, ps = parse_cfg(best["config"])
                     new_tuned[shape_key(s)] = {"BM": bm, "BN": bn, "NUM_WARPS": w, "MIN_BLOCKS": mb,
-                                               "TMA_STAGES": st, "PRODUCER": p, "PERSISTENT": ps,
+                                               "TMA_STAGES": st, "PRODUCER": prod, "PERSISTENT": ps,
                                                "tflops": best["tflops"]}
             rows.append(best)
+            shape_rows.append((best, runners.get(id(best))))
             print("  ".join(fmt(best.get(c)) for c in COLS) + ("  " + best["error"] if "error" in best else ""), flush=True)
         if a.rounds > 1:
-            interleaved_rounds(a, tc, s, inputs, rows[-len(a.providers):])
+            interleaved_rounds(a, s, inputs, shape_rows)
         del inputs, ref
         torch.cuda.empty_cache()
 

@@ -80,7 +80,7 @@ def main(argv=None):
         base = None
         line = f"{s['dtype']} D={s['D']} causal={int(s['causal'])} S={s['S']:5d}:"
         for name in fns:
-            tf = af.flops(s) / (statistics.median(times[name]) * 1e-3) / 1e12
+            tf = af.tflops(s, statistics.median(times[name]))
             spread = (max(times[name]) - min(times[name])) / statistics.median(times[name])
             base = base or tf
             line += f"  {name} {tf:6.1f} (x{tf / base:.3f}, spread {100 * spread:.0f}%)"
