@@ -19,7 +19,6 @@ using namespace mlir;
 using mlir::tile::kLoopAnnotationAttr;
 
 namespace {
-
 template <typename Branch> void move(Branch br) {
   auto a = br->template getAttrOfType<LLVM::LoopAnnotationAttr>(kLoopAnnotationAttr);
   if (!a)
