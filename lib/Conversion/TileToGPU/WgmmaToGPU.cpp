@@ -78,18 +78,24 @@ Value swizzledOffset(OpBuilder &b, Location loc, Value outer, Value inner,
 /// (16-29), stride byte offset >> 4 (32-45: 8-row groups 1024 bytes apart),
 /// 128-byte swizzle (62-63). K-major: a k step of 16 moves 32 bytes inside
 /// the swizzle row (the next 64-element slab every 64; LBO unused, 16);
-/// N-major: the 64-column slabs are LBO apart.
+/// N-major: the 64-column slabs are LBO apart. The low word is
+/// ((base >> 4) | LBO field) + (off >> 4): `off` is a multiple of 16 and
+/// shared addresses stay below 256 KB, so the sum never carries out of the
+/// start field, and every k step of a dot shares (base >> 4) | LBO field
+/// (one add per wgmma instead of add, shift and or).
 Value descriptor(OpBuilder &b, Location loc, Value base, int64_t off,
                  int64_t lbo) {
-  uint64_t fixed = (uint64_t((lbo >> 4) & 0x3FFF) << 16) |
-                   (uint64_t((kAtomBytes >> 4) & 0x3FFF) << 32) |
-                   (uint64_t(1) << 62);
-  Value start = arith::ShRUIOp::create(
-      b, loc, arith::AddIOp::create(b, loc, base, i32Const(b, loc, off)),
-      i32Const(b, loc, 4));
+  assert(off % 16 == 0 && "descriptor offsets are 16-byte multiples");
+  int64_t loFixed = ((lbo >> 4) & 0x3FFF) << 16;
+  uint64_t hiFixed = (uint64_t((kAtomBytes >> 4) & 0x3FFF) << 32) |
+                     (uint64_t(1) << 62);
+  Value start = arith::OrIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, base, i32Const(b, loc, 4)),
+      i32Const(b, loc, loFixed));
+  Value lo = arith::AddIOp::create(b, loc, start, i32Const(b, loc, off >> 4));
   return arith::OrIOp::create(
-      b, loc, arith::ExtUIOp::create(b, loc, b.getI64Type(), start),
-      arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(int64_t(fixed))));
+      b, loc, arith::ExtUIOp::create(b, loc, b.getI64Type(), lo),
+      arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(int64_t(hiFixed))));
 }
 
 /// Shared address of the stage a tma_wait names (the dot reads it in place).
