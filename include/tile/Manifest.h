@@ -58,7 +58,7 @@ struct Manifest {
   bool persistent = false;
   std::string tilecVersion;
   std::string llvmVersion;
-  std::string cudaVersion;    ///< ptxas version when known, else "unknown"
+  std::string cudaVersion;    ///< version of the ptxas that made the cubin, else "unknown"
   std::string sourceHash;     ///< hex FNV-1a 64 of the source text
 
   /// Pretty JSON, stable key order.

@@ -58,7 +58,7 @@ bool target::emitPTX(llvm::Module &module, const std::string &arch,
   // (older ptxas wanted them divided by 16).
   std::unique_ptr<llvm::TargetMachine> tm(t->createTargetMachine(
       triple, arch, arch == "sm_90a" ? "+ptx87" : "+ptx80", llvm::TargetOptions(), std::nullopt,
-      std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+      std::nullopt, llvm::CodeGenOptLevel::Default));
   if (!tm) {
     error = "cannot create an NVPTX target machine for " + arch;
     return false;
