@@ -186,7 +186,7 @@ CompileResult tile::compile(const std::string &source,
     return result;
   }
   for (const Step &step : steps) {
-    // The IR is verified once per step, not after every pass (~5 % of a
+    // The IR is verified once per step, not after every pass (~3 % of a
     // flash_fwd compile); tile-opt, which the lit tests run, still
     // verifies after each pass.
     mlir::PassManager pm(&context);
