@@ -55,9 +55,10 @@ bool target::emitPTX(llvm::Module &module, const std::string &arch,
     return false;
   // sm_80: PTX ISA 8.0 (CUDA 12+ ptxas and drivers take it). sm_90a: 8.7
   // (CUDA 12.8+), for tensormap.replace (8.3+) with byte global strides
-  // (older ptxas wanted them divided by 16). Code generation at Default:
-  // Aggressive only swaps EarlyCSE for GVN among NVPTX's IR passes, ~5 % of
-  // a flash_fwd compile for PTX that is the same or as fast (NOTES entry 47).
+  // (older ptxas wanted them divided by 16). Code generation at Default,
+  // not Aggressive (which runs GVN where Default runs EarlyCSE among NVPTX's
+  // IR passes): ~5 % of a flash_fwd compile, PTX identical for the default
+  // configurations and as fast elsewhere (bench/NOTES.md entry 47).
   std::unique_ptr<llvm::TargetMachine> tm(t->createTargetMachine(
       triple, arch, arch == "sm_90a" ? "+ptx87" : "+ptx80", llvm::TargetOptions(), std::nullopt,
       std::nullopt, llvm::CodeGenOptLevel::Default));
