@@ -220,15 +220,17 @@ CompileResult tile::compile(const std::string &source,
     return result;
   }
   // PTX does not depend on ptxas: only a cubin records its version (asking
-  // ptxas costs a process, ~5 % of a flash_fwd compile).
-  result.manifest.cudaVersion = "unknown";
+  // ptxas costs a process, ~5 % of a flash_fwd compile); without ptxas,
+  // ptxasVersion says "unknown".
+  std::string ptxas = stopAt == EmitStage::PTX
+                          ? std::string()
+                          : target::findPtxas(options.ptxasPath);
+  result.manifest.cudaVersion = target::ptxasVersion(ptxas);
   if (stopAt == EmitStage::PTX) {
     result.text = result.ptx;
     result.ok = true;
     return result;
   }
-  std::string ptxas = target::findPtxas(options.ptxasPath);
-  result.manifest.cudaVersion = target::ptxasVersion(ptxas);
   if (ptxas.empty()) {
     diag << "error: -emit=cubin needs ptxas (not on PATH nor in "
             "/usr/local/cuda/bin)\n";

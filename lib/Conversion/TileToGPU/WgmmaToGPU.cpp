@@ -81,8 +81,9 @@ Value swizzledOffset(OpBuilder &b, Location loc, Value outer, Value inner,
 /// N-major: the 64-column slabs are LBO apart. The low word is
 /// ((base >> 4) | LBO field) + (off >> 4): `off` is a multiple of 16 and
 /// shared addresses stay below 256 KB, so the sum never carries out of the
-/// start field, and every k step of a dot shares (base >> 4) | LBO field
-/// (one add per wgmma instead of add, shift and or).
+/// start field, and the k steps of a dot compute the same (base >> 4) |
+/// LBO field, which CSE merges (one add per wgmma instead of add, shift and
+/// or).
 Value descriptor(OpBuilder &b, Location loc, Value base, int64_t off,
                  int64_t lbo) {
   assert(off % 16 == 0 && "descriptor offsets are 16-byte multiples");
