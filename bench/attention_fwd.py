@@ -34,19 +34,22 @@ SEQLENS = [512, 1024, 2048, 4096, 8192, 16384]
 HEAD_DIMS = [64, 128]
 DTYPES = {"bf16": "bf16", "fp16": "f16"}  # benchmark name -> tilec T
 PROVIDERS = ["tilec", "triton", "sdpa-flash", "sdpa-cudnn", "sdpa-efficient"]
-# (BM, BN, NUM_WARPS, MIN_BLOCKS, TMA_STAGES, PRODUCER, PERSISTENT): the default per
+# (BM, BN, NUM_WARPS, MIN_BLOCKS, TMA_STAGES, PRODUCER, PERSISTENT, CTA_PROGRAMS): the default per
 # head dim and the --tune candidates. MIN_BLOCKS > 0 asks ptxas to fit that
 # many programs per SM (.minnctapersm: caps registers); 0 leaves registers to
 # ptxas. TMA_STAGES 3: rings without CTA barriers and, with 8 warps at
 # D = 128, two warpgroups taking turns (ping-pong); 2: CTA barrier per copy.
 # PRODUCER 1: a producer warpgroup issues the copies (warp specialization).
 # PERSISTENT 1: as many programs as are resident loop over the grid (the
-# rings carry on from one query block to the next).
-DEFAULT_CFG = {64: (64, 64, 4, 0, 3, 0, 0), 128: (64, 64, 4, 0, 3, 0, 0)}
-TUNE_CFGS = [(64, 64, 4, 0, 2, 0, 0), (128, 64, 8, 0, 2, 0, 0), (64, 64, 4, 4, 3, 0, 0),
-             (128, 128, 8, 0, 3, 0, 0), (128, 128, 8, 0, 3, 1, 0), (64, 32, 4, 0, 2, 0, 0),
-             (64, 128, 4, 0, 3, 0, 0), (128, 64, 8, 2, 2, 0, 1), (128, 128, 8, 0, 3, 0, 1),
-             (128, 64, 8, 0, 3, 1, 0), (64, 64, 4, 2, 3, 1, 0), (128, 128, 8, 0, 3, 1, 1)]
+# rings carry on from one query block to the next). CTA_PROGRAMS G > 1 (with
+# both): each CTA runs G query blocks of a head sharing the producer's K/V
+# copies (non-causal only: the tuner skips it for causal shapes).
+DEFAULT_CFG = {64: (64, 64, 4, 0, 3, 0, 0, 1), 128: (64, 64, 4, 0, 3, 0, 0, 1)}
+TUNE_CFGS = [(64, 64, 4, 0, 2, 0, 0, 1), (128, 64, 8, 0, 2, 0, 0, 1), (64, 64, 4, 4, 3, 0, 0, 1),
+             (128, 128, 8, 0, 3, 0, 0, 1), (128, 128, 8, 0, 3, 1, 0, 1), (64, 32, 4, 0, 2, 0, 0, 1),
+             (64, 128, 4, 0, 3, 0, 0, 1), (128, 64, 8, 2, 2, 0, 1, 1), (128, 128, 8, 0, 3, 0, 1, 1),
+             (128, 64, 8, 0, 3, 1, 0, 1), (64, 64, 4, 2, 3, 1, 0, 1), (128, 128, 8, 0, 3, 1, 1, 1),
+             (64, 128, 4, 0, 4, 1, 1, 3)]
 TOKENS, HIDDEN = 16384, 2048  # batch = TOKENS / seqlen, heads = HIDDEN / head_dim
 RTOL = 1e-2  # relative L2 error bound for 16-bit outputs
 
@@ -56,22 +59,22 @@ def shape_key(s):
 
 
 def cfg_str(cfg):
-    bm, bn, w, mb, st, p, ps = cfg
+    bm, bn, w, mb, st, p, ps, g = cfg
     return ("BM=%d,BN=%d,W=%d" % (bm, bn, w) + (",MB=%d" % mb if mb else "") + ",ST=%d" % st
-            + (",P=1" if p else "") + (",PS=1" if ps else ""))
+            + (",P=1" if p else "") + (",PS=1" if ps else "") + (",G=%d" % g if g > 1 else ""))
 
 
-CFG_KEYS = ["BM", "BN", "W", "MB", "ST", "P", "PS"]
+CFG_KEYS = ["BM", "BN", "W", "MB", "ST", "P", "PS", "G"]
 
 
 def parse_cfg(text):
-    """'BM=64,BN=64,W=4[,MB=4][,ST=2][,P=1][,PS=1]' or '64,64,4[,MB[,ST[,P[,PS]]]]' -> the 7-tuple."""
-    cfg = dict(MB=0, ST=3, P=0, PS=0)
+    """'BM=64,BN=64,W=4[,MB=4][,ST=2][,P=1][,PS=1][,G=3]' or '64,64,4[,MB[,ST[,P[,PS[,G]]]]]' -> the 8-tuple."""
+    cfg = dict(MB=0, ST=3, P=0, PS=0, G=1)
     for i, part in enumerate(text.split(",")):
         key, eq, val = part.rpartition("=")
         key = key if eq else (CFG_KEYS[i] if i < len(CFG_KEYS) else "?")
         if key not in CFG_KEYS:
-            raise ValueError(f"a config is BM,BN,NUM_WARPS[,MIN_BLOCKS[,TMA_STAGES[,PRODUCER[,PERSISTENT]]]], "
+            raise ValueError(f"a config is BM,BN,NUM_WARPS[,MIN_BLOCKS[,TMA_STAGES[,PRODUCER[,PERSISTENT[,CTA_PROGRAMS]]]]], "
                              f"not {text!r}")
         cfg[key] = int(val)
     if not all(k in cfg for k in ("BM", "BN", "W")):
@@ -107,12 +110,14 @@ class Tilec:
         self.extra = dict(extra or {})  # --define NAME=VALUE for every variant
 
     def args(self, T, D, causal, cfg):
-        bm, bn, w, mb, st, p, ps = cfg
+        bm, bn, w, mb, st, p, ps, g = cfg
         defs = dict(BM=bm, BN=bn, NUM_WARPS=w, MIN_BLOCKS=mb, TMA_STAGES=st)
         if p:  # kernels without the parameters still take the other configs
             defs["PRODUCER"] = "true"
         if ps:
             defs["PERSISTENT"] = "true"
+        if g > 1:
+            defs["CTA_PROGRAMS"] = g
         defs.update(self.extra)  # --define wins over the config
         defs.update(T=T, D=D, CAUSAL=str(bool(causal)).lower())
         out = [self.exe, self.tile, f"-arch={self.arch}"]
@@ -124,7 +129,7 @@ class Tilec:
         """Returns (ptx_path, manifest) or raises RuntimeError."""
         key = (T, D, bool(causal), cfg)
         if key not in self.cache:
-            prefix = self.dir / ("ff_%s_d%d_c%d_%d_%d_%d_%d_%d_%d_%d" % (T, D, causal, *cfg))
+            prefix = self.dir / ("ff_%s_d%d_c%d_%d_%d_%d_%d_%d_%d_%d_%d" % (T, D, causal, *cfg))
             r = subprocess.run(self.args(T, D, causal, cfg) + ["-o", str(prefix)],
                                capture_output=True, text=True, env=self.env)
             if r.returncode != 0:
@@ -488,9 +493,11 @@ def self_test():
     assert KernelLauncher(pman, 0, (3, 2, 5), (128, 1, 1), 0, 0, resident=264).grid == (30, 1, 1)
     assert KernelLauncher(man, 0, (16, 128, 1), (128, 1, 1), 0, 0, resident=264).grid == (16, 128, 1)
     # Configurations: PS=1 is PERSISTENT = true.
-    assert parse_cfg("128,64,8,2,2,0,1") == (128, 64, 8, 2, 2, 0, 1)
-    assert parse_cfg("BM=128,BN=128,W=8,ST=3,P=1,PS=1") == (128, 128, 8, 0, 3, 1, 1)
-    assert cfg_str((128, 64, 8, 2, 2, 0, 1)) == "BM=128,BN=64,W=8,MB=2,ST=2,PS=1"
+    assert parse_cfg("128,64,8,2,2,0,1") == (128, 64, 8, 2, 2, 0, 1, 1)
+    assert parse_cfg("BM=128,BN=128,W=8,ST=3,P=1,PS=1") == (128, 128, 8, 0, 3, 1, 1, 1)
+    assert parse_cfg("BM=64,BN=128,W=4,ST=4,P=1,PS=1,G=3") == (64, 128, 4, 0, 4, 1, 1, 3)
+    assert cfg_str((128, 64, 8, 2, 2, 0, 1, 1)) == "BM=128,BN=64,W=8,MB=2,ST=2,PS=1"
+    assert cfg_str((64, 128, 4, 0, 4, 1, 1, 3)) == "BM=64,BN=128,W=4,ST=4,P=1,PS=1,G=3"
     assert parse_cfg(cfg_str(TUNE_CFGS[-1])) == TUNE_CFGS[-1]
     print("self-test: ok")
     return 0
@@ -745,14 +752,14 @@ def shapes(a):
 
 
 def configs_for(a, s, tuned):
-    if a.tune:
-        return TUNE_CFGS
+    if a.tune:  # CTA_PROGRAMS > 1 needs copies shared by a CTA's query blocks
+        return [c for c in TUNE_CFGS if c[7] == 1 or not s["causal"]]
     if a.config:
         return [parse_cfg(a.config)]
     if shape_key(s) in tuned:
         t = tuned[shape_key(s)]
         return [(t["BM"], t["BN"], t["NUM_WARPS"], t.get("MIN_BLOCKS", 0), t.get("TMA_STAGES", 2),
-                 int(t.get("PRODUCER", 0)), int(t.get("PERSISTENT", 0)))]
+                 int(t.get("PRODUCER", 0)), int(t.get("PERSISTENT", 0)), int(t.get("CTA_PROGRAMS", 1)))]
     return [DEFAULT_CFG[s["D"]]]
 
 
@@ -880,9 +887,10 @@ def main(argv=None):
                         if row["status"] == "PASS" and (best is None or row["tflops"] > best["tflops"]):
                             best = row
                     best = best or passed[0]
-                    bm, bn, w, mb, st, prod, ps = parse_cfg(best["config"])
+                    bm, bn, w, mb, st, prod, ps, g = parse_cfg(best["config"])
                     new_tuned[shape_key(s)] = {"BM": bm, "BN": bn, "NUM_WARPS": w, "MIN_BLOCKS": mb,
                                                "TMA_STAGES": st, "PRODUCER": prod, "PERSISTENT": ps,
+                                               "CTA_PROGRAMS": g,
                                                "tflops": best["tflops"]}
             rows.append(best)
             shape_rows.append((best, runners.get(id(best))))

@@ -271,6 +271,25 @@ def Tile_TmaReleaseOp : Tile_Op<"tma_release", [MemoryEffects<[MemRead, MemWrite
   let assemblyFormat = "$stage attr-dict";
 }
 
+def Tile_CtaMemberOp : Tile_Op<"cta_member", [Pure]> {
+  let summary = "Which of its CTA's programs this one is (CTA_PROGRAMS)";
+  let description = [{
+    Made by `tile-persistent` in kernels with the compile-time parameter
+    CTA_PROGRAMS = G > 1: each CTA runs G programs at once, consecutive
+    along grid axis 0, each on its own NUM_WARPS warps, and they share the
+    copies of one producer warpgroup (`tile-warp-specialize`). The result
+    is this program's index among them, in [0, G): its NUM_WARPS warps are
+    warps `member * NUM_WARPS` ... of the CTA. Only the consumer region may
+    depend on it.
+
+    ```mlir
+    %m = tile.cta_member : i32
+    ```
+  }];
+  let results = (outs I32:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+}
+
 def Tile_ProgramTicketOp : Tile_Op<"program_ticket", [MemoryEffects<[MemRead, MemWrite]>]> {
   let summary = "Take the launch's next logical program (dynamic PERSISTENT order)";
   let description = [{

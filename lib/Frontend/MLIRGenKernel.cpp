@@ -157,6 +157,10 @@ bool MLIRGen::bindParams(const KernelDecl &k, const FrontendOptions &options,
                             << "and 32", false;
       numWarps = v->i;
     }
+    if (p.name == "CTA_PROGRAMS" &&
+        (v->kind != Val::Int || v->i < 1 || v->i > 8))
+      return error(p.loc) << "CTA_PROGRAMS must be an integer between 1 and 8",
+             false;
     if (!declare(p.name, p.loc, *v, false, "a compile-time parameter"))
       return false;
     params.append(p.name, paramAttr(builder, *v));

@@ -13,7 +13,8 @@
 //
 // so that, once both products are asynchronous, the softmax of block i
 // runs on the CUDA cores while the tensor cores do P·V of block i - 1
-// (FlashAttention-3's intra-warpgroup overlap). Values stage 1 takes from
+// (FlashAttention-3's intra-warpgroup overlap; not in kernels running
+// several programs per CTA, CTA_PROGRAMS > 1). Values stage 1 takes from
 // stage 0 travel as new iter_args, except pure functions of the induction
 // variable, which stage 1 recomputes for i - step. The whole is guarded by
 // `lb < ub` (the prologue waits for copies only a running loop issues).
@@ -259,7 +260,16 @@ struct OverlapDotsPass
     if (!targetsSm90a(module, arch))
       return;
     SmallVector<scf::ForOp> loops;
-    module.walk([&](scf::ForOp l) { loops.push_back(l); });
+    module.walk([&](scf::ForOp l) {
+      // Not with several programs per CTA (CTA_PROGRAMS): their warps keep
+      // the tensor cores busy in turn, and the late dot's registers do not
+      // fit what each gets (flash_fwd, D = 64, three programs: 160; with
+      // the overlap ptxas serializes the wgmma; without it 1.02-1.14 x two
+      // overlapped warpgroups on H100, bench/NOTES.md entry 50).
+      auto fn = l->getParentOfType<func::FuncOp>();
+      if (!fn || getKernelParam(fn, "CTA_PROGRAMS", 1) <= 1)
+        loops.push_back(l);
+    });
     IRRewriter rw(&getContext());
     for (scf::ForOp l : loops) {
       auto stepC = getConstantIntValue(l.getStep());

@@ -24,6 +24,16 @@
 // are those of the ordinary launch as long as programs do not communicate
 // (tile kernels cannot).
 //
+// CTA_PROGRAMS = G > 1 (with PRODUCER, sm_90a): each resident CTA runs G
+// programs at once, consecutive along x, on G groups of NUM_WARPS warps
+// that share one producer warpgroup's copies (tile-warp-specialize checks
+// that the copies do not depend on which of the G programs is asking).
+// The loop then runs over ceil(gx / G) * gy * gz tickets and program_id(0)
+// is min((t mod ceil(gx / G)) * G + tile.cta_member, gx - 1): where G does
+// not divide gx, the last CTA of a row repeats program gx - 1 in its spare
+// members (same inputs, same code: the same values stored twice), as they
+// must take part in the shared rings anyway.
+//
 // What this buys is in the other passes: TMA rings continue from one
 // program's loop to the next (tile-tma-loads carries the copy count), so
 // with a producer warpgroup the next program's first K/V copies overlap
@@ -73,13 +83,21 @@ LogicalResult makePersistent(func::FuncOp fn) {
   }
   fn->setAttr(kPersistentAttr, b.getUnitAttr());
 
-  // for t = program_id(0) to gx * gy * gz step num_programs(0)
+  // for t = program_id(0) to gx' * gy * gz step num_programs(0), where
+  // gx' = ceil(gx / G) (CTA_PROGRAMS = G, 1 by default) counts CTAs along x
   Block &body = fn.getBody().front();
   b.setInsertionPointToStart(&body);
+  int64_t members = getKernelParam(fn, "CTA_PROGRAMS", 1);
+  auto c32 = [&](int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 32); };
+  Value ctasX = members == 1
+                    ? grid[0]
+                    : arith::DivUIOp::create(
+                          b, loc, arith::AddIOp::create(b, loc, grid[0], c32(members - 1)),
+                          c32(members));
   Value first = ProgramIdOp::create(b, loc, i32, 0);
   Value step = NumProgramsOp::create(b, loc, i32, 0);
   Value total = arith::MulIOp::create(
-      b, loc, arith::MulIOp::create(b, loc, grid[0], grid[1]), grid[2]);
+      b, loc, arith::MulIOp::create(b, loc, ctasX, grid[1]), grid[2]);
   auto loop = scf::ForOp::create(b, loc, first, total, step);
   loop->setAttr(kPersistentAttr, b.getUnitAttr());
   // No LICM on it (tile-loop-annotations makes this `!llvm.loop`): values
@@ -98,9 +116,15 @@ LogicalResult makePersistent(func::FuncOp fn) {
   // The logical program's coordinates, x fastest.
   b.setInsertionPointToStart(inner);
   Value t = loop.getInductionVar();
-  Value yz = arith::DivUIOp::create(b, loc, t, grid[0]);
-  Value coord[3] = {arith::RemUIOp::create(b, loc, t, grid[0]),
-                    arith::RemUIOp::create(b, loc, yz, grid[1]),
+  Value yz = arith::DivUIOp::create(b, loc, t, ctasX);
+  Value x = arith::RemUIOp::create(b, loc, t, ctasX);
+  if (members > 1)
+    x = arith::MinUIOp::create(
+        b, loc,
+        arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, x, c32(members)),
+                              CtaMemberOp::create(b, loc, i32)),
+        arith::SubIOp::create(b, loc, grid[0], c32(1)));
+  Value coord[3] = {x, arith::RemUIOp::create(b, loc, yz, grid[1]),
                     arith::DivUIOp::create(b, loc, yz, grid[1])};
   for (Operation *op : ids) {
     if (auto pid = dyn_cast<ProgramIdOp>(op))
@@ -118,6 +142,22 @@ struct PersistentPass
   void runOnOperation() override {
     bool failedAny = false;
     getOperation().walk([&](func::FuncOp fn) {
+      if (getKernelParam(fn, "CTA_PROGRAMS", 1) > 1 &&
+          !getKernelParam(fn, "PERSISTENT", false)) {
+        fn.emitError("CTA_PROGRAMS > 1 needs PERSISTENT = true (and PRODUCER "
+                     "= true on sm_90a): the programs of a CTA take their "
+                     "tiles from the persistent loop");
+        failedAny = true;
+        return;
+      }
+      if (getKernelParam(fn, "CTA_PROGRAMS", 1) > 1 &&
+          fn.walk([](AtomicAddOp) { return WalkResult::interrupt(); })
+              .wasInterrupted()) {
+        fn.emitError("CTA_PROGRAMS > 1 does not support atomic_add: a CTA's "
+                     "spare programs repeat the last one of their row");
+        failedAny = true;
+        return;
+      }
       if (!fn.isExternal() && fn->hasAttr(kKernelAttr) &&
           !fn->hasAttr(kPersistentAttr) &&
           getKernelParam(fn, "PERSISTENT", false))

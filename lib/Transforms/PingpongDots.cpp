@@ -160,8 +160,11 @@ struct PingpongDotsPass
     if (!targetsSm90a(module, arch))
       return;
     module.walk([&](func::FuncOp fn) {
+      // Turns are named barriers of the CTA's two warpgroups: not with
+      // several programs per CTA (CTA_PROGRAMS).
       if (fn.isExternal() || getNumWarps(fn) != 8 ||
-          !getKernelParam(fn, "PINGPONG", true))
+          !getKernelParam(fn, "PINGPONG", true) ||
+          getKernelParam(fn, "CTA_PROGRAMS", 1) > 1)
         return;
       bool asyncDots = false, twoStages = false;
       fn.walk([&](Operation *op) {

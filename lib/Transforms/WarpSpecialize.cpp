@@ -23,6 +23,13 @@
 // need that are tiles, or come from ops with memory effects or other
 // regions, are an error: the producer cannot compute them.
 //
+// CTA_PROGRAMS = G > 1: the consumer region is run by G programs at once
+// (tile.cta_member tells them apart; tile-persistent made it), all waiting
+// for the same copies. So the copies, and the loops and ifs around every
+// wait and release, must not depend on tile.cta_member, i.e. on
+// program_id(0): an error otherwise (flash_fwd without CAUSAL qualifies;
+// causal programs read as many key blocks as their query block needs).
+//
 //===----------------------------------------------------------------------===//
 #include "lib/Transforms/Passes.h"
 
@@ -108,7 +115,7 @@ private:
       return;
     }
     Operation *def = v.getDefiningOp();
-    if (isa<TileType>(v.getType())) {
+    if (isa<TileType>(v.getType()) || isa<CtaMemberOp>(def)) {
       bad = def;
       return;
     }
@@ -225,8 +232,14 @@ struct WarpSpecializePass
       return;
     bool failedAny = false;
     module.walk([&](func::FuncOp fn) {
-      if (!getKernelParam(fn, "PRODUCER", false))
+      if (!getKernelParam(fn, "PRODUCER", false)) {
+        if (getKernelParam(fn, "CTA_PROGRAMS", 1) > 1) {
+          fn.emitError("CTA_PROGRAMS > 1 needs PRODUCER = true: the programs "
+                       "of a CTA share a producer warpgroup's copies");
+          failedAny = true;
+        }
         return;
+      }
       if (failed(specialize(fn)))
         failedAny = true;
     });
@@ -237,8 +250,12 @@ struct WarpSpecializePass
   LogicalResult specialize(func::FuncOp fn) {
     SmallVector<TmaCopyOp> copies;
     fn.walk([&](TmaCopyOp c) { copies.push_back(c); });
-    if (copies.empty())
+    if (copies.empty()) {
+      if (getKernelParam(fn, "CTA_PROGRAMS", 1) > 1)
+        return fn.emitError("CTA_PROGRAMS > 1 needs TMA copies (of K and V, "
+                            "say) for the CTA's programs to share");
       return success(); // nothing to produce: the kernel stays as it is
+    }
     if (getNumWarps(fn) % 4)
       return fn.emitError("PRODUCER = true needs whole warpgroups of "
                           "consumers (NUM_WARPS a multiple of 4), not ")
@@ -247,10 +264,17 @@ struct WarpSpecializePass
       return fn.emitError("PRODUCER = true needs a kernel body of one block");
     Slice slice(fn);
     for (TmaCopyOp c : copies)
-      if (Operation *bad = slice.add(c))
+      if (Operation *bad = slice.add(c)) {
+        if (isa<CtaMemberOp>(bad))
+          return c.emitError("CTA_PROGRAMS > 1: this TMA copy depends on "
+                             "program_id(0), but the programs of a CTA "
+                             "share the producer's copies");
         return bad->emitError("PRODUCER = true: a TMA copy needs this value, "
                               "which the producer warpgroup cannot compute "
                               "(a tile, or an op with memory effects or regions)");
+      }
+    if (failed(checkSharedRings(fn)))
+      return failure();
 
     // The body (but its return) becomes the consumer region.
     Block &body = fn.getBody().front();
@@ -278,6 +302,70 @@ struct WarpSpecializePass
         guard.erase();
     }
     return placeReleases(consumer, stages);
+  }
+
+  /// CTA_PROGRAMS > 1: no wait or release of a ring, nor a loop or if
+  /// around one, depends on tile.cta_member (then every program of the CTA
+  /// waits for and releases each copy exactly once, as the producer counts).
+  static LogicalResult checkSharedRings(func::FuncOp fn) {
+    DenseSet<Value> dep; // values that depend on tile.cta_member
+    auto anyDep = [&](ValueRange vs) {
+      return llvm::any_of(vs, [&](Value v) { return dep.contains(v); });
+    };
+    bool changed = true;
+    while (changed) {
+      changed = false;
+      auto mark = [&](ValueRange vs) {
+        for (Value v : vs)
+          changed |= dep.insert(v).second;
+      };
+      fn.walk([&](Operation *op) {
+        if (isa<CtaMemberOp>(op) || anyDep(op->getOperands()))
+          mark(op->getResults());
+        if (!op->hasTrait<OpTrait::IsTerminator>() || !anyDep(op->getOperands()))
+          return;
+        // A dependent yield: the values it yields to.
+        Operation *parent = op->getParentOp();
+        mark(parent->getResults());
+        if (auto loop = dyn_cast<scf::ForOp>(parent))
+          mark(loop.getRegionIterArgs());
+        if (auto loop = dyn_cast<scf::WhileOp>(parent)) {
+          mark(loop.getBeforeArguments());
+          mark(loop.getAfterArguments());
+        }
+      });
+      fn.walk([&](scf::ForOp loop) {
+        for (auto [init, arg] : llvm::zip(loop.getInitArgs(), loop.getRegionIterArgs()))
+          if (dep.contains(init))
+            mark(arg);
+      });
+    }
+    if (dep.empty())
+      return success();
+    auto check = [&](Operation *use) -> LogicalResult {
+      bool bad = anyDep(use->getOperands());
+      for (Operation *p = use->getParentOp(); p && p != fn && !bad;
+           p = p->getParentOp()) {
+        if (auto f = dyn_cast<scf::ForOp>(p))
+          bad = anyDep({f.getLowerBound(), f.getUpperBound(), f.getStep()});
+        else if (auto i = dyn_cast<scf::IfOp>(p))
+          bad = dep.contains(i.getCondition());
+        else if (auto w = dyn_cast<scf::WhileOp>(p))
+          bad = anyDep(w.getConditionOp().getOperands());
+      }
+      if (bad)
+        return use->emitError("CTA_PROGRAMS > 1: whether and which ring stage "
+                              "this waits for depends on program_id(0), but "
+                              "the programs of a CTA share the producer's "
+                              "copies");
+      return success();
+    };
+    WalkResult r = fn.walk([&](Operation *op) {
+      if (isa<TmaWaitOp, TmaReleaseOp>(op) && failed(check(op)))
+        return WalkResult::interrupt();
+      return WalkResult::advance();
+    });
+    return failure(r.wasInterrupted());
   }
 
   /// Each wait of a ring stage gets a tile.tma_release of the stage where

@@ -36,6 +36,13 @@ func.func @program_ids() -> (i32, i32, i32, i32) {
   return %0, %1, %2, %3 : i32, i32, i32, i32
 }
 
+// CHECK-LABEL: func.func @cta_member
+func.func @cta_member() -> i32 {
+  // CHECK: tile.cta_member : i32
+  %0 = tile.cta_member : i32
+  return %0 : i32
+}
+
 // CHECK-LABEL: func.func @creation
 func.func @creation(%x: f32, %p: !tile.ptr<bf16>, %i: i64) {
   // CHECK: tile.iota : <128xi32>

@@ -1,6 +1,7 @@
 //===- ProgramsToGPU.cpp - tile.program_ticket / tile.share_program -------===//
 //
-// The dynamic order of persistent kernels (tile-dynamic-persistent).
+// The dynamic order of persistent kernels (tile-dynamic-persistent), and
+// tile.cta_member (CTA_PROGRAMS).
 //
 // Tickets: each kernel that takes them gets a module global of two i32
 // counters, zero when the module is loaded: [0] the next ticket, [1] the
@@ -118,6 +119,18 @@ struct ShareProgramLowering : TilePattern<ShareProgramOp> {
     return success();
   }
 };
+/// The program's index in its CTA (CTA_PROGRAMS): its warps' block of the
+/// consumer warps.
+struct CtaMemberLowering : TilePattern<CtaMemberOp> {
+  using TilePattern::TilePattern;
+  LogicalResult
+  matchAndRewrite(CtaMemberOp op, OpAdaptor,
+                  ConversionPatternRewriter &rw) const override {
+    KernelInfo &ki = kernel(op);
+    rw.replaceOp(op, ki.members > 1 ? ki.member : i32Const(rw, op.getLoc(), 0));
+    return success();
+  }
+};
 } // namespace
 
 LogicalResult lowering::setupPrograms(gpu::GPUFuncOp fn, KernelInfo &k,
@@ -153,7 +166,7 @@ LogicalResult lowering::setupPrograms(gpu::GPUFuncOp fn, KernelInfo &k,
   k.persistentBytes += kProgramsBytes;
   k.sharedBytes = std::max(k.sharedBytes, k.persistentBytes);
   // Thread 0 initialises the barriers; everyone sees them after the barrier.
-  int64_t readers = 32 * (k.warps + (k.specialized ? 1 : 0));
+  int64_t readers = 32 * (k.warps * k.members + (k.specialized ? 1 : 0));
   bool sm90 = arch == "sm_90a";
   std::string space = sm90 ? "::cta" : "";
   ptx(b, loc, Type(),
@@ -170,5 +183,6 @@ LogicalResult lowering::setupPrograms(gpu::GPUFuncOp fn, KernelInfo &k,
 
 void lowering::populateProgramPatterns(TypeConverter &tc, RewritePatternSet &p,
                                        LoweringState &s) {
-  p.add<ProgramTicketLowering, ShareProgramLowering>(tc, p.getContext(), s);
+  p.add<ProgramTicketLowering, ShareProgramLowering, CtaMemberLowering>(
+      tc, p.getContext(), s);
 }

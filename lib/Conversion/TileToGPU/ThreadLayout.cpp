@@ -41,6 +41,14 @@ void lowering::ctaBarrier(OpBuilder &b, Location loc, const KernelInfo &k) {
     gpu::BarrierOp::create(b, loc);
     return;
   }
+  if (k.members > 1) {
+    Value id = arith::AddIOp::create(b, loc, k.member,
+                                     i32Const(b, loc, kConsumerBarrier));
+    ptx(b, loc, Type(), ValueRange{id},
+        "bar.sync $0, " + std::to_string(32 * k.warps) + ";", "r",
+        /*sideEffects=*/true);
+    return;
+  }
   ptx(b, loc, Type(), ValueRange{},
       "bar.sync " + std::to_string(kConsumerBarrier) + ", " +
           std::to_string(32 * k.warps) + ";",
@@ -124,7 +132,7 @@ Value lowering::firstThread(KernelInfo &k) {
   b.setInsertionPointAfterValue(k.warp);
   Location loc = k.warp.getLoc();
   Value tid = arith::AddIOp::create(
-      b, loc, k.lane, arith::MulIOp::create(b, loc, k.warp, i32Const(b, loc, 32)));
+      b, loc, k.lane, arith::MulIOp::create(b, loc, k.ctaWarp, i32Const(b, loc, 32)));
   k.isFirstThread = arith::ExtUIOp::create(
       b, loc, b.getI32Type(),
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
@@ -154,8 +162,15 @@ Value lowering::sharedBuffer(OpBuilder &b, Location loc, KernelInfo &k,
   Value base = gpu::DynamicSharedMemoryOp::create(b, loc, raw);
   auto typed = MemRefType::get({numElems}, elemType,
                                MemRefLayoutAttrInterface{}, wg);
-  // Temporaries start after the persistent part (TMA slots).
+  // Temporaries start after the persistent part (TMA slots); each program
+  // of a CTA (CTA_PROGRAMS) has its own.
   Value shift = arith::ConstantIndexOp::create(b, loc, k.persistentBytes);
+  if (k.members > 1)
+    shift = arith::AddIOp::create(
+        b, loc, shift,
+        arith::MulIOp::create(
+            b, loc, k.scratchStride,
+            arith::IndexCastUIOp::create(b, loc, b.getIndexType(), k.member)));
   return memref::ViewOp::create(b, loc, typed, base, shift, ValueRange{});
 }
 

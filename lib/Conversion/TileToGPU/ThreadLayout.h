@@ -47,7 +47,14 @@ struct TmaSlot {
 struct KernelInfo {
   Value lane;   ///< i32 lane id in [0, 32)
   Value warp;   ///< i32 warp id: [0, tile.num_warps) in the code of tiles
-  int64_t warps = 4;            ///< tile.num_warps: the warps that hold tiles
+  Value ctaWarp; ///< i32 warp id in the CTA (= warp unless members > 1)
+  int64_t warps = 4;            ///< tile.num_warps: the warps of one program
+  /// CTA_PROGRAMS: programs run by the CTA's consumer warps, `warps` warps
+  /// each (warps `member * warps` ...); > 1 only in warp-specialized kernels.
+  int64_t members = 1;
+  Value member;        ///< i32 program index in the CTA: ctaWarp / warps
+  Value scratchStride; ///< index: bytes of shared temporaries per member,
+                       ///< set once the conversion has sized them
   /// Warp-specialized (tile.warp_specialize): one more warpgroup, warps
   /// `warps` .. `warps + 3`, issues the TMA copies; CTA barriers after the
   /// split are named barriers of the `warps` consumer warps (ctaBarrier).
@@ -100,9 +107,9 @@ Value ptx(OpBuilder &b, Location loc, Type result, ValueRange operands,
 /// i32 / i64 constants.
 Value i32Const(OpBuilder &b, Location loc, int64_t v);
 
-/// A barrier of every warp that holds tiles: gpu.barrier, or in
-/// warp-specialized kernels named barrier kConsumerBarrier of the consumer
-/// warps (the producer warpgroup never reaches it).
+/// A barrier of every warp of the program: gpu.barrier, or in
+/// warp-specialized kernels named barrier kConsumerBarrier + member of the
+/// program's warps (the producer warpgroup never reaches it).
 void ctaBarrier(OpBuilder &b, Location loc, const KernelInfo &k);
 inline constexpr int64_t kConsumerBarrier = 3; // 1 and 2: ping-pong turns
 

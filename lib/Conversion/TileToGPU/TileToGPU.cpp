@@ -55,6 +55,11 @@ WarpSpecializeOp specializeOp(FunctionOpInterface fn) {
   return dyn_cast<WarpSpecializeOp>(body.front().front());
 }
 
+/// CTA_PROGRAMS: the programs a CTA runs (tile-persistent), 1 unless set.
+int64_t membersOf(Operation *fn) {
+  return std::max<int64_t>(1, getKernelParam(fn, "CTA_PROGRAMS", 1));
+}
+
 /// Moves a tile kernel into the gpu.module as a gpu.func kernel.
 /// `extraWarps`: a producer warpgroup's, in warp-specialized kernels.
 gpu::GPUFuncOp outline(func::FuncOp fn, gpu::GPUModuleOp gpuModule,
@@ -63,7 +68,7 @@ gpu::GPUFuncOp outline(func::FuncOp fn, gpu::GPUModuleOp gpuModule,
   auto gfn = gpu::GPUFuncOp::create(b, fn.getLoc(), fn.getName(),
                                     fn.getFunctionType());
   gfn->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
-  int64_t warps = warpsOf(fn) + extraWarps;
+  int64_t warps = warpsOf(fn) * membersOf(fn) + extraWarps;
   gfn.setKnownBlockSizeAttr(
       b.getDenseI32ArrayAttr({int32_t(32 * warps), 1, 1}));
   for (StringRef name : {kParamsAttr.data(), kNumWarpsAttr.data()})
@@ -81,7 +86,9 @@ gpu::GPUFuncOp outline(func::FuncOp fn, gpu::GPUModuleOp gpuModule,
   return gfn;
 }
 
-/// lane = tid & 31, warp = tid >> 5, at the top of the kernel.
+/// lane = tid & 31, warp = tid >> 5, at the top of the kernel; with
+/// CTA_PROGRAMS = G > 1, warp = (tid >> 5) mod NUM_WARPS and member =
+/// (tid >> 5) / NUM_WARPS (NUM_WARPS is a power of two).
 KernelInfo threadIds(gpu::GPUFuncOp fn) {
   OpBuilder b = OpBuilder::atBlockBegin(&fn.getBody().front());
   Location loc = fn.getLoc();
@@ -89,8 +96,15 @@ KernelInfo threadIds(gpu::GPUFuncOp fn) {
       b, loc, b.getI32Type(), gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x));
   KernelInfo k;
   k.lane = arith::AndIOp::create(b, loc, tid, i32Const(b, loc, 31));
-  k.warp = arith::ShRUIOp::create(b, loc, tid, i32Const(b, loc, 5));
+  k.ctaWarp = k.warp = arith::ShRUIOp::create(b, loc, tid, i32Const(b, loc, 5));
   k.warps = warpsOf(fn);
+  k.members = membersOf(fn);
+  if (k.members > 1) {
+    k.warp = arith::AndIOp::create(b, loc, k.ctaWarp, i32Const(b, loc, k.warps - 1));
+    k.member = arith::ShRUIOp::create(b, loc, k.ctaWarp,
+                                      i32Const(b, loc, llvm::Log2_64(k.warps)));
+    k.scratchStride = arith::ConstantIndexOp::create(b, loc, 0);
+  }
   return k;
 }
 
@@ -128,8 +142,9 @@ void splitWarps(gpu::GPUFuncOp fn, WarpSpecializeOp ws, KernelInfo &k) {
   OpBuilder b(ws);
   Location loc = ws.getLoc();
   auto c32 = [&](int64_t v) { return i32Const(b, loc, v); };
+  int64_t consumerWarps = k.warps * k.members;
   RegisterSplit regs = splitRegisters(
-      k.warps, std::max<int64_t>(1, getKernelParam(fn, "MIN_BLOCKS", 0)));
+      consumerWarps, std::max<int64_t>(1, getKernelParam(fn, "MIN_BLOCKS", 0)));
   if (regs.moved)
     fn->setAttr(NVVM::NVVMDialect::getMaxnregAttrName(),
                 b.getI32IntegerAttr(std::min<int64_t>(255, regs.launch)));
@@ -141,8 +156,8 @@ void splitWarps(gpu::GPUFuncOp fn, WarpSpecializeOp ws, KernelInfo &k) {
           "", /*sideEffects=*/true);
   };
   auto split = scf::IfOp::create(
-      b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, k.warp,
-                                    c32(k.warps)),
+      b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, k.ctaWarp,
+                                    c32(consumerWarps)),
       /*withElseRegion=*/true);
   OpBuilder cb(split.thenBlock()->getTerminator());
   setmaxnreg(cb, "inc", regs.consumer);
@@ -153,8 +168,8 @@ void splitWarps(gpu::GPUFuncOp fn, WarpSpecializeOp ws, KernelInfo &k) {
   OpBuilder pb(split.elseBlock()->getTerminator());
   setmaxnreg(pb, "dec", regs.producer);
   auto first = scf::IfOp::create(
-      pb, loc, arith::CmpIOp::create(pb, loc, arith::CmpIPredicate::eq, k.warp,
-                                     i32Const(pb, loc, k.warps)),
+      pb, loc, arith::CmpIOp::create(pb, loc, arith::CmpIPredicate::eq, k.ctaWarp,
+                                     i32Const(pb, loc, consumerWarps)),
       /*withElseRegion=*/false);
   Block &producer = ws.getProducer().front();
   first.thenBlock()->getOperations().splice(
@@ -215,6 +230,11 @@ struct ConvertTileToGPUPass
       gpu::GPUFuncOp gfn = outline(fn, gpuModule, ws ? kProducerWarps : 0);
       KernelInfo &k = state.kernels[gfn] = threadIds(gfn);
       k.specialized = bool(ws);
+      if (k.members > 1 && !ws) {
+        gfn.emitError("CTA_PROGRAMS > 1 needs a producer warpgroup "
+                      "(PRODUCER = true, sm_90a, TMA copies)");
+        return signalPassFailure();
+      }
       if (failed(setupTmaSlots(gfn, k)) || failed(setupPrograms(gfn, k, state.arch)))
         return signalPassFailure();
       if (ws)
@@ -263,6 +283,13 @@ struct ConvertTileToGPUPass
       return signalPassFailure();
 
     for (auto &[fn, info] : state.kernels) {
+      if (info.members > 1) {
+        // Each program of the CTA gets its own shared temporaries.
+        int64_t stride = (info.sharedBytes - info.persistentBytes + 127) / 128 * 128;
+        info.scratchStride.getDefiningOp()->setAttr(
+            "value", IntegerAttr::get(IndexType::get(ctx), stride));
+        info.sharedBytes = info.persistentBytes + info.members * stride;
+      }
       fn->setAttr(kSharedMemoryAttr,
                   IntegerAttr::get(IntegerType::get(ctx, 64), info.sharedBytes));
       if (int64_t blocks = minBlocksPerSM(llvm::cast<gpu::GPUFuncOp>(fn),
