@@ -43,7 +43,7 @@ PROVIDERS = ["tilec", "triton", "sdpa-flash", "sdpa-cudnn", "sdpa-efficient"]
 # PERSISTENT 1: as many programs as are resident loop over the grid (the
 # rings carry on from one query block to the next). CTA_PROGRAMS G > 1 (with
 # both): each CTA runs G query blocks of a head sharing the producer's K/V
-# copies (non-causal only: the tuner skips it for causal shapes).
+# copies (causal ones read the keys of the CTA's longest query block).
 DEFAULT_CFG = {64: (64, 64, 4, 0, 3, 0, 0, 1), 128: (64, 64, 4, 0, 3, 0, 0, 1)}
 TUNE_CFGS = [(64, 64, 4, 0, 2, 0, 0, 1), (128, 64, 8, 0, 2, 0, 0, 1), (64, 64, 4, 4, 3, 0, 0, 1),
              (128, 128, 8, 0, 3, 0, 0, 1), (128, 128, 8, 0, 3, 1, 0, 1), (64, 32, 4, 0, 2, 0, 0, 1),
@@ -752,8 +752,8 @@ def shapes(a):
 
 
 def configs_for(a, s, tuned):
-    if a.tune:  # CTA_PROGRAMS > 1 needs copies shared by a CTA's query blocks
-        return [c for c in TUNE_CFGS if c[7] == 1 or not s["causal"]]
+    if a.tune:
+        return TUNE_CFGS
     if a.config:
         return [parse_cfg(a.config)]
     if shape_key(s) in tuned:

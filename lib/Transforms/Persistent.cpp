@@ -32,7 +32,10 @@
 // is min((t mod ceil(gx / G)) * G + tile.cta_member, gx - 1): where G does
 // not divide gx, the last CTA of a row repeats program gx - 1 in its spare
 // members (same inputs, same code: the same values stored twice), as they
-// must take part in the shared rings anyway.
+// must take part in the shared rings anyway. program_id(0) / G is the
+// CTA's x, the same in all its programs: divisions by G become that value
+// (flash_fwd's causal programs read the keys of their CTA's longest query
+// block that way, so that its programs can share the copies).
 //
 // What this buys is in the other passes: TMA rings continue from one
 // program's loop to the next (tile-tma-loads carries the copy count), so
@@ -118,6 +121,7 @@ LogicalResult makePersistent(func::FuncOp fn) {
   Value t = loop.getInductionVar();
   Value yz = arith::DivUIOp::create(b, loc, t, ctasX);
   Value x = arith::RemUIOp::create(b, loc, t, ctasX);
+  Value ctaX = x;
   if (members > 1)
     x = arith::MinUIOp::create(
         b, loc,
@@ -134,6 +138,13 @@ LogicalResult makePersistent(func::FuncOp fn) {
           grid[cast<NumProgramsOp>(op).getAxis()]);
     op->erase();
   }
+  // program_id(0) / G (non-negative: signed or not) is the CTA's x.
+  if (members > 1)
+    for (Operation *user : llvm::make_early_inc_range(coord[0].getUsers()))
+      if (isa<arith::DivSIOp, arith::DivUIOp>(user) &&
+          user->getOperand(0) == coord[0] &&
+          getConstantIntValue(user->getOperand(1)) == members)
+        user->getResult(0).replaceAllUsesWith(ctaX);
   return success();
 }
 

@@ -28,9 +28,15 @@
 // values as the original, so iteration-indexed state (TMA stages and
 // mbarrier phases, prefetched iter_args) carries over unchanged.
 //
+// With CTA_PROGRAMS = G > 1 the G programs of a CTA share the TMA copies
+// of their loops, so a split that depends on tile.cta_member (causal rows)
+// is taken at the smallest of its G values instead: every program's first
+// loop then stops at the same iteration (any earlier split is as correct).
+//
 //===----------------------------------------------------------------------===//
 #include "lib/Transforms/Passes.h"
 
+#include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -265,6 +271,49 @@ void dropMask(Operation *op, RewriterBase &rw) {
   });
 }
 
+/// `x` where it does not depend on tile.cta_member, else the smallest of
+/// its values over the CTA's `members` programs (its arithmetic cloned at
+/// `pre` for each member index); null when that cannot be built.
+Value smallestOverMembers(Value x, OpBuilder &pre, int64_t members) {
+  Operation *def = x.getDefiningOp();
+  if (members <= 1 || !def)
+    return x;
+  SetVector<Operation *> slice;
+  BackwardSliceOptions opts;
+  opts.inclusive = true;
+  opts.omitBlockArguments = true;
+  if (failed(getBackwardSlice(def, &slice, opts)))
+    return {};
+  DenseSet<Operation *> dep; // ops that depend on a member (slice is in order)
+  for (Operation *op : slice)
+    if (isa<CtaMemberOp>(op) ||
+        llvm::any_of(op->getOperands(), [&](Value v) {
+          return v.getDefiningOp() && dep.contains(v.getDefiningOp());
+        }))
+      dep.insert(op);
+  if (!dep.contains(def))
+    return x;
+  Value least;
+  for (int64_t m = 0; m < members; ++m) {
+    IRMapping map;
+    for (Operation *op : slice) {
+      if (!dep.contains(op))
+        continue;
+      if (auto member = dyn_cast<CtaMemberOp>(op)) {
+        map.map(member.getResult(),
+                arith::ConstantIntOp::create(pre, x.getLoc(), m, 32).getResult());
+        continue;
+      }
+      if (op->getNumRegions() || !isPure(op))
+        return {};
+      pre.clone(*op, map);
+    }
+    Value v = map.lookup(x);
+    least = least ? arith::MinSIOp::create(pre, x.getLoc(), least, v).getResult() : v;
+  }
+  return least;
+}
+
 void split(scf::ForOp loop, RewriterBase &rw) {
   auto stepC = getConstantIntValue(loop.getStep());
   if (!stepC || *stepC <= 0 || !isa<IntegerType>(loop.getStep().getType()))
@@ -309,7 +358,10 @@ void split(scf::ForOp loop, RewriterBase &rw) {
       continue; // already in x
     x = x ? arith::MinSIOp::create(pre, loop.getLoc(), x, b).getResult() : b;
   }
-  if (dropped.empty()) {
+  if (!dropped.empty())
+    if (auto fn = loop->getParentOfType<func::FuncOp>())
+      x = smallestOverMembers(x, pre, getKernelParam(fn, "CTA_PROGRAMS", 1));
+  if (dropped.empty() || !x) {
     eraseUnusedBounds();
     return;
   }

@@ -27,8 +27,9 @@
 // (tile.cta_member tells them apart; tile-persistent made it), all waiting
 // for the same copies. So the copies, and the loops and ifs around every
 // wait and release, must not depend on tile.cta_member, i.e. on
-// program_id(0): an error otherwise (flash_fwd without CAUSAL qualifies;
-// causal programs read as many key blocks as their query block needs).
+// program_id(0): an error otherwise (tile-persistent has made program_id(0)
+// / G the CTA's own index, and tile-split-masked-loops splits at the
+// smallest of the G programs' split points, so causal flash_fwd qualifies).
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Transforms/Passes.h"
