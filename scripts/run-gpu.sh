@@ -106,6 +106,8 @@ done
   --tile "$TILEC_FLASH_FWD_TILE" --define PRODUCER=true --define TMA_STAGES=2 --define MIN_BLOCKS=2 ${GPU_TEST_ARGS:-}
 # Persistent launches of a small kernel: every logical program, once.
 [[ -x $DEST/bin/tile-gpu-persistent ]] && run_step tile-gpu-persistent "$DEST/bin/tile-gpu-persistent"
+# Programs of a CTA with their own shared temporaries (CTA_PROGRAMS, sm_90a).
+[[ -x $DEST/bin/tile-gpu-cta-programs ]] && run_step tile-gpu-cta-programs "$DEST/bin/tile-gpu-cta-programs"
 # Persistent programs (PERSISTENT, tile-persistent): three-stage rings,
 # two-stage rings with 8 warps, two warpgroups taking turns, and those with
 # a producer warpgroup.
