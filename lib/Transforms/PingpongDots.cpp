@@ -26,7 +26,11 @@
 // some run does at least 256 multiply-adds per element of its first
 // product (flash_fwd at D = 128: S = Q·Kᵀ and P·V, 128 each; at D = 64,
 // 128 in all, they cost 5 %). Kernels opt out with the compile-time
-// parameter PINGPONG = false.
+// parameter PINGPONG = false. A PERSISTENT kernel's ring copies sit in
+// scf.ifs (tile-tma-loads), which end a run, so its runs hold one dot each
+// and get no turns: letting those ifs into turns made flash_fwd at D = 128
+// (128/128/8, producer, persistent) 5-13 % slower on H100 (bench/NOTES.md
+// entry 55).
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Transforms/Passes.h"
