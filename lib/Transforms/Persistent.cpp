@@ -161,6 +161,15 @@ struct PersistentPass
         failedAny = true;
         return;
       }
+      // A CTA holds at most 32 warps: the programs' and a producer's 4.
+      if (int64_t g = getKernelParam(fn, "CTA_PROGRAMS", 1);
+          g > 1 && g * getNumWarps(fn) + 4 > 32) {
+        fn.emitError() << "CTA_PROGRAMS = " << g << " with NUM_WARPS = "
+                       << getNumWarps(fn) << " needs " << g * getNumWarps(fn) + 4
+                       << " warps (with the producer's 4); a CTA holds 32";
+        failedAny = true;
+        return;
+      }
       if (getKernelParam(fn, "CTA_PROGRAMS", 1) > 1 &&
           fn.walk([](AtomicAddOp) { return WalkResult::interrupt(); })
               .wasInterrupted()) {
