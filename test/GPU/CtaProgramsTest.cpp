@@ -14,8 +14,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TestDevice.h"
+
 #include "tile/JIT.h"
-#include "tile/Runtime.h"
 
 #include <algorithm>
 #include <cmath>
@@ -30,7 +31,6 @@ using namespace tile;
 
 namespace {
 
-constexpr int kSkip = 77;
 constexpr int kBM = 64, kBN = 128, kD = 64, kHeads = 3;
 
 // out[head][query block][c] = sum over the block's rows r < seqlen and key
@@ -112,16 +112,9 @@ bool run(JIT &jit, const Device &dev, int members, int seqlen,
 } // namespace
 
 int main() {
-  Expected<Device> dev = Device::open();
-  if (!dev) {
-    std::printf("no GPU: skipped (%s)\n", dev.error().c_str());
-    return kSkip;
-  }
-  if (dev->archString() != "sm_90a") {
-    std::printf("no GPU: skipped (%s: CTA_PROGRAMS needs sm_90a)\n",
-                dev->description().c_str());
-    return kSkip;
-  }
+  std::optional<Device> dev = tilegpu::openTestDevice("sm_90a");
+  if (!dev)
+    return tilegpu::kSkipExit;
   std::printf("tile-gpu-cta-programs: %s\n", dev->description().c_str());
   JIT jit;
   std::mt19937 rng(7);

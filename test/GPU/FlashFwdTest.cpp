@@ -24,6 +24,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Cases.h"
+#include "TestDevice.h"
 
 #include "tile/Compiler.h"
 #include "tile/JIT.h"
@@ -43,7 +44,6 @@ using namespace tilegpu;
 
 namespace {
 
-constexpr int kSkip = 77;
 
 struct Options {
   std::string tilePath = TILEC_FLASH_FWD_TILE;
@@ -376,16 +376,9 @@ int main(int argc, char **argv) {
     return writeAllBundles(opt, configs);
 #endif
 
-  Expected<Device> dev = Device::open();
-  if (!dev) {
-    std::printf("SKIPPED: no CUDA driver/GPU: %s\n", dev.error().c_str());
-    return kSkip;
-  }
-  if (!dev->isSupported()) {
-    std::printf("SKIPPED: %s: tilec needs compute capability 8.0 or newer\n",
-                dev->description().c_str());
-    return kSkip;
-  }
+  std::optional<Device> dev = openTestDevice();
+  if (!dev)
+    return kSkipExit;
   std::string tmp = makeTempDir("tilec-gpu-tests");
   if (tmp.empty()) {
     std::printf("FAIL: cannot create a temporary directory\n");

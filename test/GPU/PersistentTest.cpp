@@ -15,8 +15,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TestDevice.h"
+
 #include "tile/JIT.h"
-#include "tile/Runtime.h"
 
 #include <array>
 #include <cstdint>
@@ -27,8 +28,6 @@
 using namespace tile;
 
 namespace {
-
-constexpr int kSkip = 77;
 
 const char *kSource = R"(
 kernel ids<PERSISTENT = true, NUM_WARPS = 1>(out: ptr<i32>, sizes: ptr<i32>) {
@@ -99,17 +98,9 @@ bool check(const Device &dev, const Kernel &kernel,
 } // namespace
 
 int main() {
-  Expected<Device> dev = Device::open();
-  if (!dev) {
-    std::printf("no GPU: skipped (%s)\n", dev.error().c_str());
-    return kSkip;
-  }
-  if (!dev->isSupported()) {
-    std::printf("no GPU: skipped (%s: tilec needs compute capability 8.0 or "
-                "newer)\n",
-                dev->description().c_str());
-    return kSkip;
-  }
+  std::optional<Device> dev = tilegpu::openTestDevice();
+  if (!dev)
+    return tilegpu::kSkipExit;
   std::printf("tile-gpu-persistent: %s\n", dev->description().c_str());
   JIT jit;
   bool ok = true;
