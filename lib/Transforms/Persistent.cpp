@@ -148,33 +148,37 @@ LogicalResult makePersistent(func::FuncOp fn) {
   return success();
 }
 
+/// What CTA_PROGRAMS = G > 1 needs of the kernel (every check of it but
+/// those that need the IR of later passes: tile-warp-specialize's on the
+/// copies, convert-tile-to-gpu's on the target).
+LogicalResult checkCtaPrograms(func::FuncOp fn) {
+  int64_t g = getKernelParam(fn, "CTA_PROGRAMS", 1);
+  if (g <= 1)
+    return success();
+  if (!getKernelParam(fn, "PERSISTENT", false))
+    return fn.emitError("CTA_PROGRAMS > 1 needs PERSISTENT = true (and PRODUCER "
+                        "= true on sm_90a): the programs of a CTA take their "
+                        "tiles from the persistent loop");
+  if (!getKernelParam(fn, "PRODUCER", false))
+    return fn.emitError("CTA_PROGRAMS > 1 needs PRODUCER = true: the programs "
+                        "of a CTA share a producer warpgroup's copies");
+  // A CTA holds at most 32 warps: the programs' and a producer's 4.
+  if (int64_t warps = g * getNumWarps(fn) + 4; warps > 32)
+    return fn.emitError() << "CTA_PROGRAMS = " << g << " with NUM_WARPS = "
+                          << getNumWarps(fn) << " needs " << warps
+                          << " warps (with the producer's 4); a CTA holds 32";
+  if (fn.walk([](AtomicAddOp) { return WalkResult::interrupt(); }).wasInterrupted())
+    return fn.emitError("CTA_PROGRAMS > 1 does not support atomic_add: a CTA's "
+                        "spare programs repeat the last one of their row");
+  return success();
+}
+
 struct PersistentPass
     : public mlir::tile::impl::TilePersistentBase<PersistentPass> {
   void runOnOperation() override {
     bool failedAny = false;
     getOperation().walk([&](func::FuncOp fn) {
-      if (getKernelParam(fn, "CTA_PROGRAMS", 1) > 1 &&
-          !getKernelParam(fn, "PERSISTENT", false)) {
-        fn.emitError("CTA_PROGRAMS > 1 needs PERSISTENT = true (and PRODUCER "
-                     "= true on sm_90a): the programs of a CTA take their "
-                     "tiles from the persistent loop");
-        failedAny = true;
-        return;
-      }
-      // A CTA holds at most 32 warps: the programs' and a producer's 4.
-      if (int64_t g = getKernelParam(fn, "CTA_PROGRAMS", 1);
-          g > 1 && g * getNumWarps(fn) + 4 > 32) {
-        fn.emitError() << "CTA_PROGRAMS = " << g << " with NUM_WARPS = "
-                       << getNumWarps(fn) << " needs " << g * getNumWarps(fn) + 4
-                       << " warps (with the producer's 4); a CTA holds 32";
-        failedAny = true;
-        return;
-      }
-      if (getKernelParam(fn, "CTA_PROGRAMS", 1) > 1 &&
-          fn.walk([](AtomicAddOp) { return WalkResult::interrupt(); })
-              .wasInterrupted()) {
-        fn.emitError("CTA_PROGRAMS > 1 does not support atomic_add: a CTA's "
-                     "spare programs repeat the last one of their row");
+      if (failed(checkCtaPrograms(fn))) {
         failedAny = true;
         return;
       }

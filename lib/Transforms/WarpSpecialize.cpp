@@ -26,7 +26,7 @@
 // CTA_PROGRAMS = G > 1: the consumer region is run by G programs at once
 // (tile.cta_member tells them apart; tile-persistent made it), all waiting
 // for the same copies. So the copies, and the loops and ifs around every
-// wait and release, must not depend on tile.cta_member, i.e. on
+// ring wait, must not depend on tile.cta_member, i.e. on
 // program_id(0): an error otherwise (tile-persistent has made program_id(0)
 // / G the CTA's own index, and tile-split-masked-loops splits at the
 // smallest of the G programs' split points, so causal flash_fwd qualifies).
@@ -233,14 +233,8 @@ struct WarpSpecializePass
       return;
     bool failedAny = false;
     module.walk([&](func::FuncOp fn) {
-      if (!getKernelParam(fn, "PRODUCER", false)) {
-        if (getKernelParam(fn, "CTA_PROGRAMS", 1) > 1) {
-          fn.emitError("CTA_PROGRAMS > 1 needs PRODUCER = true: the programs "
-                       "of a CTA share a producer warpgroup's copies");
-          failedAny = true;
-        }
-        return;
-      }
+      if (!getKernelParam(fn, "PRODUCER", false))
+        return; // (CTA_PROGRAMS > 1 without it: tile-persistent's error)
       if (failed(specialize(fn)))
         failedAny = true;
     });
@@ -305,14 +299,18 @@ struct WarpSpecializePass
     return placeReleases(consumer, stages);
   }
 
-  /// CTA_PROGRAMS > 1: no wait or release of a ring, nor a loop or if
-  /// around one, depends on tile.cta_member (then every program of the CTA
-  /// waits for and releases each copy exactly once, as the producer counts).
+  /// CTA_PROGRAMS > 1: no ring wait, nor a loop or if around one, depends
+  /// on tile.cta_member (then every program of the CTA waits for, and
+  /// releases, each copy exactly once, as the producer counts). The
+  /// releases come later, next to the waits' dots.
   static LogicalResult checkSharedRings(func::FuncOp fn) {
+    if (getKernelParam(fn, "CTA_PROGRAMS", 1) <= 1)
+      return success();
     DenseSet<Value> dep; // values that depend on tile.cta_member
     auto anyDep = [&](ValueRange vs) {
       return llvm::any_of(vs, [&](Value v) { return dep.contains(v); });
     };
+    // To a fixed point: loops carry values back to their tops.
     bool changed = true;
     while (changed) {
       changed = false;
@@ -323,6 +321,14 @@ struct WarpSpecializePass
       fn.walk([&](Operation *op) {
         if (isa<CtaMemberOp>(op) || anyDep(op->getOperands()))
           mark(op->getResults());
+        if (auto loop = dyn_cast<scf::ForOp>(op))
+          for (auto [init, arg] : llvm::zip(loop.getInitArgs(), loop.getRegionIterArgs()))
+            if (dep.contains(init))
+              mark(arg);
+        if (auto loop = dyn_cast<scf::WhileOp>(op))
+          for (auto [init, arg] : llvm::zip(loop.getInits(), loop.getBeforeArguments()))
+            if (dep.contains(init))
+              mark(arg);
         if (!op->hasTrait<OpTrait::IsTerminator>() || !anyDep(op->getOperands()))
           return;
         // A dependent yield: the values it yields to.
@@ -335,14 +341,7 @@ struct WarpSpecializePass
           mark(loop.getAfterArguments());
         }
       });
-      fn.walk([&](scf::ForOp loop) {
-        for (auto [init, arg] : llvm::zip(loop.getInitArgs(), loop.getRegionIterArgs()))
-          if (dep.contains(init))
-            mark(arg);
-      });
     }
-    if (dep.empty())
-      return success();
     auto check = [&](Operation *use) -> LogicalResult {
       bool bad = anyDep(use->getOperands());
       for (Operation *p = use->getParentOp(); p && p != fn && !bad;
@@ -362,7 +361,7 @@ struct WarpSpecializePass
       return success();
     };
     WalkResult r = fn.walk([&](Operation *op) {
-      if (isa<TmaWaitOp, TmaReleaseOp>(op) && failed(check(op)))
+      if (isa<TmaWaitOp>(op) && failed(check(op)))
         return WalkResult::interrupt();
       return WalkResult::advance();
     });
