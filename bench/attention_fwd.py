@@ -65,6 +65,19 @@ def cfg_str(cfg):
 
 
 CFG_KEYS = ["BM", "BN", "W", "MB", "ST", "P", "PS", "G"]
+# The same fields in tuned.json, with the defaults of entries that lack them.
+TUNED_FIELDS = [("BM", None), ("BN", None), ("NUM_WARPS", None), ("MIN_BLOCKS", 0),
+                ("TMA_STAGES", 2), ("PRODUCER", 0), ("PERSISTENT", 0), ("CTA_PROGRAMS", 1)]
+
+
+def cfg_from_tuned(t):
+    """A tuned.json entry -> the config tuple."""
+    return tuple(int(t[k] if d is None else t.get(k, d)) for k, d in TUNED_FIELDS)
+
+
+def cfg_to_tuned(cfg):
+    """The config tuple -> a tuned.json entry (without its tflops)."""
+    return {k: v for (k, _), v in zip(TUNED_FIELDS, cfg)}
 
 
 def parse_cfg(text):
@@ -499,6 +512,8 @@ def self_test():
     assert cfg_str((128, 64, 8, 2, 2, 0, 1, 1)) == "BM=128,BN=64,W=8,MB=2,ST=2,PS=1"
     assert cfg_str((64, 128, 4, 0, 4, 1, 1, 3)) == "BM=64,BN=128,W=4,ST=4,P=1,PS=1,G=3"
     assert parse_cfg(cfg_str(TUNE_CFGS[-1])) == TUNE_CFGS[-1]
+    assert all(cfg_from_tuned(cfg_to_tuned(c)) == c for c in TUNE_CFGS)
+    assert cfg_from_tuned({"BM": 64, "BN": 64, "NUM_WARPS": 4}) == (64, 64, 4, 0, 2, 0, 0, 1)
     print("self-test: ok")
     return 0
 
@@ -757,9 +772,7 @@ def configs_for(a, s, tuned):
     if a.config:
         return [parse_cfg(a.config)]
     if shape_key(s) in tuned:
-        t = tuned[shape_key(s)]
-        return [(t["BM"], t["BN"], t["NUM_WARPS"], t.get("MIN_BLOCKS", 0), t.get("TMA_STAGES", 2),
-                 int(t.get("PRODUCER", 0)), int(t.get("PERSISTENT", 0)), int(t.get("CTA_PROGRAMS", 1)))]
+        return [cfg_from_tuned(tuned[shape_key(s)])]
     return [DEFAULT_CFG[s["D"]]]
 
 
@@ -887,11 +900,8 @@ def main(argv=None):
                         if row["status"] == "PASS" and (best is None or row["tflops"] > best["tflops"]):
                             best = row
                     best = best or passed[0]
-                    bm, bn, w, mb, st, prod, ps, g = parse_cfg(best["config"])
-                    new_tuned[shape_key(s)] = {"BM": bm, "BN": bn, "NUM_WARPS": w, "MIN_BLOCKS": mb,
-                                               "TMA_STAGES": st, "PRODUCER": prod, "PERSISTENT": ps,
-                                               "CTA_PROGRAMS": g,
-                                               "tflops": best["tflops"]}
+                    new_tuned[shape_key(s)] = dict(cfg_to_tuned(parse_cfg(best["config"])),
+                                                   tflops=best["tflops"])
             rows.append(best)
             shape_rows.append((best, runners.get(id(best))))
             print("  ".join(fmt(best.get(c)) for c in COLS) + ("  " + best["error"] if "error" in best else ""), flush=True)
