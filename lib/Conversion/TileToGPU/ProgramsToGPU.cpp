@@ -166,7 +166,7 @@ LogicalResult lowering::setupPrograms(gpu::GPUFuncOp fn, KernelInfo &k,
   k.persistentBytes += kProgramsBytes;
   k.sharedBytes = std::max(k.sharedBytes, k.persistentBytes);
   // Thread 0 initialises the barriers; everyone sees them after the barrier.
-  int64_t readers = 32 * (k.warps * k.members + (k.specialized ? 1 : 0));
+  int64_t readers = 32 * (k.consumerWarps() + (k.specialized ? 1 : 0));
   bool sm90 = arch == "sm_90a";
   std::string space = sm90 ? "::cta" : "";
   ptx(b, loc, Type(),

@@ -55,6 +55,8 @@ struct KernelInfo {
   Value member;        ///< i32 program index in the CTA: ctaWarp / warps
   Value scratchStride; ///< index: bytes of shared temporaries per member,
                        ///< set once the conversion has sized them
+  /// Warps that hold tiles: all programs' (the producer warpgroup follows).
+  int64_t consumerWarps() const { return warps * members; }
   /// Warp-specialized (tile.warp_specialize): one more warpgroup, warps
   /// `warps` .. `warps + 3`, issues the TMA copies; CTA barriers after the
   /// split are named barriers of the `warps` consumer warps (ctaBarrier).

@@ -142,7 +142,7 @@ void splitWarps(gpu::GPUFuncOp fn, WarpSpecializeOp ws, KernelInfo &k) {
   OpBuilder b(ws);
   Location loc = ws.getLoc();
   auto c32 = [&](int64_t v) { return i32Const(b, loc, v); };
-  int64_t consumerWarps = k.warps * k.members;
+  int64_t consumerWarps = k.consumerWarps();
   RegisterSplit regs = splitRegisters(
       consumerWarps, std::max<int64_t>(1, getKernelParam(fn, "MIN_BLOCKS", 0)));
   if (regs.moved)

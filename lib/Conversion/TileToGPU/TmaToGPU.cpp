@@ -209,7 +209,7 @@ struct TmaCopyLowering : TilePattern<TmaCopyOp> {
     auto inWarp0 = scf::IfOp::create(
         rw, loc,
         arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::eq, ki.ctaWarp,
-                              c32(producer ? ki.warps * ki.members : 0)),
+                              c32(producer ? ki.consumerWarps() : 0)),
         /*withElseRegion=*/false);
     rw.setInsertionPoint(inWarp0.thenBlock()->getTerminator());
     ptxIf(rw, loc, go, ops, text, cons);
@@ -368,7 +368,7 @@ LogicalResult lowering::setupTmaSlots(gpu::GPUFuncOp fn, KernelInfo &k) {
   std::string init;
   SmallVector<Value> bars;
   std::string cons;
-  int64_t warps = k.warps * k.members; // every program of the CTA releases
+  int64_t warps = k.consumerWarps(); // every program of the CTA releases
   for (int64_t s = 0; s < numSlots; ++s) {
     for (int64_t st = 0; st < k.slots[s].numBarriers(); ++st) {
       init += "@p mbarrier.init.shared::cta.b64 [$" +
