@@ -8,8 +8,10 @@
 
 #include "tile/Manifest.h"
 
+#include <chrono>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace tile {
 
@@ -36,6 +38,31 @@ struct CompileOptions {
   std::map<std::string, std::string> defines;  ///< -D NAME=VALUE
   std::string kernel;                          ///< empty: the file's only kernel
   std::string ptxasPath;                       ///< empty: search PATH and /usr/local/cuda
+  bool timeStages = false;                     ///< fill CompileResult::stageTimes
+};
+
+/// Wall time of one stage of a compile (--time-stages).
+struct StageTime {
+  std::string stage;
+  double ms = 0;
+};
+
+/// Appends the wall time since the previous mark to `out` (when set).
+class StageClock {
+public:
+  explicit StageClock(std::vector<StageTime> *out) : out(out) {}
+  void mark(const char *stage) {
+    if (!out)
+      return;
+    auto now = std::chrono::steady_clock::now();
+    out->push_back(
+        {stage, std::chrono::duration<double, std::milli>(now - last).count()});
+    last = now;
+  }
+
+private:
+  std::vector<StageTime> *out;
+  std::chrono::steady_clock::time_point last = std::chrono::steady_clock::now();
 };
 
 struct CompileResult {
@@ -45,6 +72,7 @@ struct CompileResult {
   std::string ptx;          ///< set when the pipeline reached PTX
   std::string cubin;        ///< set for EmitStage::Cubin
   Manifest manifest;        ///< set when the pipeline reached PTX
+  std::vector<StageTime> stageTimes;  ///< with CompileOptions::timeStages
 };
 
 /// Compiles `source` (named `filename` in diagnostics) up to `stopAt`.

@@ -22,9 +22,11 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
+
 using namespace tile;
 
 namespace {
+
 struct Stage {
   const char *name;
   EmitStage stage;
@@ -133,6 +135,7 @@ CompileResult tile::compile(const std::string &source,
                             const std::string &filename,
                             const CompileOptions &options, EmitStage stopAt) {
   CompileResult result;
+  StageClock clock(options.timeStages ? &result.stageTimes : nullptr);
   llvm::raw_string_ostream diag(result.diagnostics);
   if (options.arch != "sm_80" && options.arch != "sm_90a") {
     diag << "error: unsupported -arch '" << options.arch
@@ -162,6 +165,7 @@ CompileResult tile::compile(const std::string &source,
   fe.kernel = options.kernel;
   mlir::OwningOpRef<mlir::ModuleOp> module =
       frontend::buildModule(context, sourceMgr, fe);
+  clock.mark("frontend");
   if (!module)
     return result;
   (*module)->setAttr(mlir::tile::kArchAttr,
@@ -174,12 +178,13 @@ CompileResult tile::compile(const std::string &source,
 
   struct Step {
     EmitStage stage;
+    const char *name;
     void (*build)(mlir::OpPassManager &);
   };
-  const Step steps[] = {{EmitStage::TileOpt, buildTileOptPipeline},
-                        {EmitStage::Layout, buildLayoutPipeline},
-                        {EmitStage::GPU, buildGPUPipeline},
-                        {EmitStage::NVVM, buildNVVMPipeline}};
+  const Step steps[] = {{EmitStage::TileOpt, "tile-opt", buildTileOptPipeline},
+                        {EmitStage::Layout, "layout", buildLayoutPipeline},
+                        {EmitStage::GPU, "gpu", buildGPUPipeline},
+                        {EmitStage::NVVM, "nvvm", buildNVVMPipeline}};
   if (stopAt == EmitStage::Tile) {
     result.text = print(*module);
     result.ok = true;
@@ -194,6 +199,7 @@ CompileResult tile::compile(const std::string &source,
     step.build(pm);
     if (mlir::failed(pm.run(*module)) || mlir::failed(mlir::verify(*module)))
       return result;
+    clock.mark(step.name);
     if (step.stage == EmitStage::GPU)
       describeGPU(*module, result.manifest);
     if (step.stage == stopAt) {
@@ -206,6 +212,7 @@ CompileResult tile::compile(const std::string &source,
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =
       target::translateToLLVMIR(*module, llvmContext);
+  clock.mark("llvm");
   if (!llvmModule)
     return result;
   if (stopAt == EmitStage::LLVM) {
@@ -215,7 +222,8 @@ CompileResult tile::compile(const std::string &source,
     return result;
   }
   std::string error;
-  if (!target::emitPTX(*llvmModule, options.arch, result.ptx, error)) {
+  if (!target::emitPTX(*llvmModule, options.arch, result.ptx, error,
+                       options.timeStages ? &result.stageTimes : nullptr)) {
     diag << "error: " << error << "\n";
     return result;
   }
@@ -236,10 +244,12 @@ CompileResult tile::compile(const std::string &source,
             "/usr/local/cuda/bin)\n";
     return result;
   }
+  clock = StageClock(options.timeStages ? &result.stageTimes : nullptr);
   if (!target::runPtxas(ptxas, result.ptx, options.arch, result.cubin, error)) {
     diag << "error: " << error << "\n";
     return result;
   }
+  clock.mark("ptxas");
   result.ok = true;
   return result;
 }

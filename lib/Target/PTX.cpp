@@ -47,7 +47,9 @@ static void initNVPTX() {
 }
 
 bool target::emitPTX(llvm::Module &module, const std::string &arch,
-                     std::string &ptx, std::string &error) {
+                     std::string &ptx, std::string &error,
+                     std::vector<StageTime> *times) {
+  StageClock clock(times);
   initNVPTX();
   llvm::Triple triple(kTriple);
   const llvm::Target *t = llvm::TargetRegistry::lookupTarget(triple, error);
@@ -82,6 +84,7 @@ bool target::emitPTX(llvm::Module &module, const std::string &arch,
   llvm::ModulePassManager mpm =
       pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
   mpm.run(module, mam);
+  clock.mark("llvm-opt");
 
   llvm::SmallString<0> buffer;
   llvm::raw_svector_ostream os(buffer);
@@ -93,9 +96,12 @@ bool target::emitPTX(llvm::Module &module, const std::string &arch,
   }
   codegen.run(module);
   ptx = std::string(buffer.str());
+  clock.mark("codegen");
   // Measured on sm_90a only (H100); sm_80 PTX keeps the backend's order.
-  if (arch == "sm_90a")
+  if (arch == "sm_90a") {
     interleaveExpChains(ptx);
+    clock.mark("ptx-order");
+  }
   return true;
 }
 

@@ -1,12 +1,15 @@
 //===- PTX.h - LLVM IR, PTX and cubin emission --------------------*- C++ -*-===//
 #pragma once
 
+#include "tile/Compiler.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace tile::target {
 
@@ -16,9 +19,10 @@ std::unique_ptr<llvm::Module> translateToLLVMIR(mlir::ModuleOp module,
                                                 llvm::LLVMContext &context);
 
 /// Optimises `module` at O3 for `arch` ("sm_80", "sm_90a") and returns its
-/// PTX; on failure returns false with `error` set.
+/// PTX; on failure returns false with `error` set. With `times`, appends the
+/// wall time of its stages (llvm-opt, codegen, ptx-order).
 bool emitPTX(llvm::Module &module, const std::string &arch, std::string &ptx,
-             std::string &error);
+             std::string &error, std::vector<StageTime> *times = nullptr);
 
 /// The ptxas to use: `hint` when set, else PATH, else /usr/local/cuda/bin.
 /// Empty when none is found.

@@ -49,6 +49,9 @@ static cl::opt<std::string> kernel("kernel", cl::value_desc("name"),
                                    cl::desc("Kernel to compile when the file "
                                             "has several"),
                                    cl::cat(category));
+static cl::opt<bool>
+    timeStages("time-stages", cl::cat(category),
+               cl::desc("Print the wall time of each compile stage to stderr"));
 static cl::opt<std::string> ptxas("ptxas", cl::value_desc("path"),
                                   cl::desc("ptxas to use for -emit=cubin"),
                                   cl::cat(category));
@@ -102,6 +105,7 @@ int main(int argc, char **argv) {
   options.arch = arch;
   options.kernel = kernel;
   options.ptxasPath = ptxas;
+  options.timeStages = timeStages;
   for (const std::string &d : defines) {
     size_t eq = d.find('=');
     if (eq == std::string::npos || eq == 0)
@@ -118,6 +122,14 @@ int main(int argc, char **argv) {
   tile::CompileResult result = tile::compile((*input)->getBuffer().str(),
                                              inputFile, options, stage);
   errs() << result.diagnostics;
+  if (timeStages) {
+    double total = 0;
+    for (const tile::StageTime &t : result.stageTimes) {
+      errs() << format("%-10s %8.1f ms\n", t.stage.c_str(), t.ms);
+      total += t.ms;
+    }
+    errs() << format("%-10s %8.1f ms\n", "total", total);
+  }
   if (!result.ok) {
     if (result.diagnostics.empty())
       return fail("compilation failed");
