@@ -36,6 +36,55 @@ target::translateToLLVMIR(mlir::ModuleOp module, llvm::LLVMContext &context) {
   return mlir::translateModuleToLLVMIR(gpuModule, context, "tile_kernels");
 }
 
+/// LLVM's O3 pipeline (`opt -passes='default<O3>' -print-pipeline-passes`)
+/// less the passes that leave the PTX of our kernels unchanged: the IR that
+/// MLIR emits has no calls, allocas, globals or vectorizable loops, so the
+/// inliner, SROA, the vectorizers, DSE and the rest only cost time. Found by
+/// dropping O3's passes one at a time while 30 configurations (flash_fwd
+/// on both targets, every dtype, the tuned producer / persistent /
+/// CTA_PROGRAMS ones; helpers.tile; test kernels) kept byte-identical PTX;
+/// 45 -> 30 ms of a flash_fwd compile (bench/NOTES.md entry 60). The order
+/// and options are O3's own.
+static const char *const kOptPipeline =
+    "function<eager-inv>("
+    "simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;"
+    "no-switch-range-to-icmp;no-switch-to-arithmetic;no-switch-to-lookup;"
+    "keep-loops;no-hoist-common-insts;no-hoist-loads-stores-with-cond-faulting;"
+    "no-sink-common-insts;speculate-blocks;simplify-cond-branch;"
+    "no-speculate-unpredictables>,"
+    "early-cse<>),"
+    "ipsccp,"
+    "function<eager-inv>(instcombine<max-iterations=1;no-verify-fixpoint>),"
+    "cgscc(devirt<4>(function<eager-inv;no-rerun>("
+    "early-cse<memssa>,"
+    "speculative-execution<only-if-divergent-target>,"
+    "instcombine<max-iterations=1;no-verify-fixpoint>,"
+    "reassociate,"
+    "constraint-elimination,"
+    "loop-mssa(loop-rotate<header-duplication;no-prepare-for-lto>),"
+    "loop(indvars),"
+    "gvn<>,"
+    "sccp,"
+    "correlated-propagation,"
+    "loop-mssa(licm<allowspeculation>),"
+    "simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;"
+    "switch-range-to-icmp;switch-to-arithmetic;no-switch-to-lookup;"
+    "keep-loops;hoist-common-insts;no-hoist-loads-stores-with-cond-faulting;"
+    "sink-common-insts;speculate-blocks;simplify-cond-branch;"
+    "no-speculate-unpredictables>))),"
+    "function<eager-inv>("
+    "loop(loop-rotate<header-duplication;no-prepare-for-lto>),"
+    "infer-alignment,"
+    "loop-unroll<O3>,"
+    "infer-alignment,"
+    "instcombine<max-iterations=1;no-verify-fixpoint>,"
+    "div-rem-pairs,"
+    "simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;"
+    "switch-range-to-icmp;switch-to-arithmetic;no-switch-to-lookup;"
+    "keep-loops;no-hoist-common-insts;hoist-loads-stores-with-cond-faulting;"
+    "no-sink-common-insts;speculate-blocks;simplify-cond-branch;"
+    "speculate-unpredictables>)";
+
 static void initNVPTX() {
   static std::once_flag once;
   std::call_once(once, [] {
@@ -81,8 +130,11 @@ bool target::emitPTX(llvm::Module &module, const std::string &arch,
   pb.registerFunctionAnalyses(fam);
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
-  llvm::ModulePassManager mpm =
-      pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  llvm::ModulePassManager mpm;
+  if (llvm::Error e = pb.parsePassPipeline(mpm, kOptPipeline)) {
+    error = "bad LLVM pass pipeline: " + llvm::toString(std::move(e));
+    return false;
+  }
   mpm.run(module, mam);
   clock.mark("llvm-opt");
 

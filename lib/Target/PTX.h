@@ -18,7 +18,8 @@ namespace tile::target {
 std::unique_ptr<llvm::Module> translateToLLVMIR(mlir::ModuleOp module,
                                                 llvm::LLVMContext &context);
 
-/// Optimises `module` at O3 for `arch` ("sm_80", "sm_90a") and returns its
+/// Optimises `module` with the passes of LLVM's O3 that change our kernels
+/// (kOptPipeline in PTX.cpp) for `arch` ("sm_80", "sm_90a") and returns its
 /// PTX; on failure returns false with `error` set. With `times`, appends the
 /// wall time of its stages (llvm-opt, codegen, ptx-order).
 bool emitPTX(llvm::Module &module, const std::string &arch, std::string &ptx,

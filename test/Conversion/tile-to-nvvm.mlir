@@ -17,15 +17,15 @@
 // CHECK: gpu.module @tile_kernels {
 // CHECK: llvm.mlir.global internal @[[SHMEM:.*]]() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<0 x i8>
 // CHECK: llvm.func @loop_and_convert(%{{.*}}: i64, %[[N:.*]]: i32) attributes {gpu.kernel, gpu.known_block_size = array<i32: 64, 1, 1>, nvvm.kernel, nvvm.maxntid = array<i32: 64, 1, 1>, tile.num_warps = 2 : i64, tile.shared_memory = 128 : i64}
-// CHECK: %[[BASE:.*]] = llvm.mlir.addressof @[[SHMEM]] : !llvm.ptr<3>
 // CHECK: nvvm.read.ptx.sreg.tid.x
 // CHECK: llvm.br ^[[HEAD:.*]](
 // CHECK: ^[[HEAD]](%[[IV:.*]]: i32, %{{.*}}: vector<2xf32>):
 // CHECK: llvm.icmp "slt" %[[IV]], %[[N]] : i32
 // CHECK: llvm.cond_br
 // CHECK: llvm.inline_asm asm_dialect = att "ex2.approx.ftz.f32 $0, $1;", "=f,f"
+// CHECK: llvm.mlir.addressof @[[SHMEM]] : !llvm.ptr<3>
 // CHECK: nvvm.barrier0
-// CHECK: llvm.getelementptr {{.*}}%[[BASE]][%{{.*}}] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, f32
+// CHECK: llvm.getelementptr {{.*}} : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, f32
 // CHECK: llvm.store %{{.*}}, %{{.*}} : f32, !llvm.ptr<3>
 // CHECK: nvvm.barrier0
 // CHECK: llvm.load %{{.*}} : !llvm.ptr<3> -> f32
