@@ -8,7 +8,6 @@
 
 #include "tile/Manifest.h"
 
-#include <chrono>
 #include <map>
 #include <string>
 #include <vector>
@@ -45,24 +44,6 @@ struct CompileOptions {
 struct StageTime {
   std::string stage;
   double ms = 0;
-};
-
-/// Appends the wall time since the previous mark to `out` (when set).
-class StageClock {
-public:
-  explicit StageClock(std::vector<StageTime> *out) : out(out) {}
-  void mark(const char *stage) {
-    if (!out)
-      return;
-    auto now = std::chrono::steady_clock::now();
-    out->push_back(
-        {stage, std::chrono::duration<double, std::milli>(now - last).count()});
-    last = now;
-  }
-
-private:
-  std::vector<StageTime> *out;
-  std::chrono::steady_clock::time_point last = std::chrono::steady_clock::now();
 };
 
 struct CompileResult {

@@ -12,6 +12,7 @@
 #include "lib/Frontend/Frontend.h"
 #include "lib/Pipeline/Registration.h"
 #include "lib/Target/PTX.h"
+#include "lib/Target/StageClock.h"
 #include "lib/Transforms/Passes.h"
 #include "tile/Version.h"
 

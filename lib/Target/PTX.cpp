@@ -1,6 +1,7 @@
 //===- PTX.cpp - LLVM IR, PTX and cubin emission --------------------------===//
 #include "lib/Target/PTX.h"
 #include "lib/Target/InterleaveExp.h"
+#include "lib/Target/StageClock.h"
 
 #include "lib/Conversion/Passes.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
