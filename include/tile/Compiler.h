@@ -38,6 +38,7 @@ struct CompileOptions {
   std::string kernel;                          ///< empty: the file's only kernel
   std::string ptxasPath;                       ///< empty: search PATH and /usr/local/cuda
   bool timeStages = false;                     ///< fill CompileResult::stageTimes
+  bool llvmO3 = false;  ///< LLVM's whole O3 pipeline, not the passes that change our kernels
 };
 
 /// Wall time of one stage of a compile (--time-stages).

@@ -223,7 +223,8 @@ CompileResult tile::compile(const std::string &source,
     return result;
   }
   std::string error;
-  if (!target::emitPTX(*llvmModule, options.arch, result.ptx, error,
+  if (!target::emitPTX(*llvmModule, options.arch, options.llvmO3, result.ptx,
+                       error,
                        options.timeStages ? &result.stageTimes : nullptr)) {
     diag << "error: " << error << "\n";
     return result;

@@ -97,7 +97,7 @@ static void initNVPTX() {
 }
 
 bool target::emitPTX(llvm::Module &module, const std::string &arch,
-                     std::string &ptx, std::string &error,
+                     bool fullO3, std::string &ptx, std::string &error,
                      std::vector<StageTime> *times) {
   StageClock clock(times);
   initNVPTX();
@@ -132,7 +132,9 @@ bool target::emitPTX(llvm::Module &module, const std::string &arch,
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
   llvm::ModulePassManager mpm;
-  if (llvm::Error e = pb.parsePassPipeline(mpm, kOptPipeline)) {
+  if (fullO3)
+    mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  else if (llvm::Error e = pb.parsePassPipeline(mpm, kOptPipeline)) {
     error = "bad LLVM pass pipeline: " + llvm::toString(std::move(e));
     return false;
   }

@@ -19,11 +19,13 @@ std::unique_ptr<llvm::Module> translateToLLVMIR(mlir::ModuleOp module,
                                                 llvm::LLVMContext &context);
 
 /// Optimises `module` with the passes of LLVM's O3 that change our kernels
-/// (kOptPipeline in PTX.cpp) for `arch` ("sm_80", "sm_90a") and returns its
-/// PTX; on failure returns false with `error` set. With `times`, appends the
-/// wall time of its stages (llvm-opt, codegen, ptx-order).
-bool emitPTX(llvm::Module &module, const std::string &arch, std::string &ptx,
-             std::string &error, std::vector<StageTime> *times = nullptr);
+/// (kOptPipeline in PTX.cpp; all of O3 with `fullO3`) for `arch` ("sm_80",
+/// "sm_90a") and returns its PTX; on failure returns false with `error`
+/// set. With `times`, appends the wall time of its stages (llvm-opt,
+/// codegen, ptx-order).
+bool emitPTX(llvm::Module &module, const std::string &arch, bool fullO3,
+             std::string &ptx, std::string &error,
+             std::vector<StageTime> *times = nullptr);
 
 /// The ptxas to use: `hint` when set, else PATH, else /usr/local/cuda/bin.
 /// Empty when none is found.

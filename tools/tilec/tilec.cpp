@@ -52,6 +52,10 @@ static cl::opt<std::string> kernel("kernel", cl::value_desc("name"),
 static cl::opt<bool>
     timeStages("time-stages", cl::cat(category),
                cl::desc("Print the wall time of each compile stage to stderr"));
+static cl::opt<bool>
+    llvmO3("llvm-o3", cl::cat(category),
+           cl::desc("Run all of LLVM's O3 before NVPTX code generation, not "
+                    "only the passes that change tilec's kernels"));
 static cl::opt<std::string> ptxas("ptxas", cl::value_desc("path"),
                                   cl::desc("ptxas to use for -emit=cubin"),
                                   cl::cat(category));
@@ -106,6 +110,7 @@ int main(int argc, char **argv) {
   options.kernel = kernel;
   options.ptxasPath = ptxas;
   options.timeStages = timeStages;
+  options.llvmO3 = llvmO3;
   for (const std::string &d : defines) {
     size_t eq = d.find('=');
     if (eq == std::string::npos || eq == 0)
