@@ -23,11 +23,9 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
-
 using namespace tile;
 
 namespace {
-
 struct Stage {
   const char *name;
   EmitStage stage;
@@ -223,9 +221,8 @@ CompileResult tile::compile(const std::string &source,
     return result;
   }
   std::string error;
-  if (!target::emitPTX(*llvmModule, options.arch, options.llvmO3, result.ptx,
-                       error,
-                       options.timeStages ? &result.stageTimes : nullptr)) {
+  if (!target::emitPTX(*llvmModule, options.arch, options.llvmO3, clock,
+                       result.ptx, error)) {
     diag << "error: " << error << "\n";
     return result;
   }
@@ -246,7 +243,6 @@ CompileResult tile::compile(const std::string &source,
             "/usr/local/cuda/bin)\n";
     return result;
   }
-  clock = StageClock(options.timeStages ? &result.stageTimes : nullptr);
   if (!target::runPtxas(ptxas, result.ptx, options.arch, result.cubin, error)) {
     diag << "error: " << error << "\n";
     return result;

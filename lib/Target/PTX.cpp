@@ -1,7 +1,6 @@
 //===- PTX.cpp - LLVM IR, PTX and cubin emission --------------------------===//
 #include "lib/Target/PTX.h"
 #include "lib/Target/InterleaveExp.h"
-#include "lib/Target/StageClock.h"
 
 #include "lib/Conversion/Passes.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -97,9 +96,8 @@ static void initNVPTX() {
 }
 
 bool target::emitPTX(llvm::Module &module, const std::string &arch,
-                     bool fullO3, std::string &ptx, std::string &error,
-                     std::vector<StageTime> *times) {
-  StageClock clock(times);
+                     bool fullO3, StageClock &clock, std::string &ptx,
+                     std::string &error) {
   initNVPTX();
   llvm::Triple triple(kTriple);
   const llvm::Target *t = llvm::TargetRegistry::lookupTarget(triple, error);

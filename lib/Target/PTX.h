@@ -1,7 +1,7 @@
 //===- PTX.h - LLVM IR, PTX and cubin emission --------------------*- C++ -*-===//
 #pragma once
 
-#include "tile/Compiler.h"
+#include "lib/Target/StageClock.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/IR/LLVMContext.h"
@@ -9,7 +9,6 @@
 
 #include <memory>
 #include <string>
-#include <vector>
 
 namespace tile::target {
 
@@ -21,11 +20,9 @@ std::unique_ptr<llvm::Module> translateToLLVMIR(mlir::ModuleOp module,
 /// Optimises `module` with the passes of LLVM's O3 that change our kernels
 /// (kOptPipeline in PTX.cpp; all of O3 with `fullO3`) for `arch` ("sm_80",
 /// "sm_90a") and returns its PTX; on failure returns false with `error`
-/// set. With `times`, appends the wall time of its stages (llvm-opt,
-/// codegen, ptx-order).
+/// set. Marks its stages (llvm-opt, codegen, ptx-order) on `clock`.
 bool emitPTX(llvm::Module &module, const std::string &arch, bool fullO3,
-             std::string &ptx, std::string &error,
-             std::vector<StageTime> *times = nullptr);
+             StageClock &clock, std::string &ptx, std::string &error);
 
 /// The ptxas to use: `hint` when set, else PATH, else /usr/local/cuda/bin.
 /// Empty when none is found.
