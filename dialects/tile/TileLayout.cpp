@@ -4,6 +4,8 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::tile;
 
@@ -266,4 +268,87 @@ mlir::tile::registerPermutation(LayoutAttr src, LayoutAttr dst) {
     perm.push_back(it->second);
   }
   return perm;
+}
+
+LayoutAttr mlir::tile::swapRegLane(LayoutAttr l, unsigned reg, unsigned lane) {
+  unsigned rank = l.getRank();
+  SmallVector<Basis> regs = unflatten(l.getRegs(), rank);
+  SmallVector<Basis> lanes = unflatten(l.getLanes(), rank);
+  std::swap(regs[reg], lanes[lane]);
+  return makeLayout(l.getContext(), rank, regs, lanes,
+                    unflatten(l.getWarps(), rank));
+}
+
+static bool isZero(const Basis &b) {
+  return llvm::all_of(b, [](int64_t v) { return v == 0; });
+}
+
+LayoutAttr mlir::tile::vectorizeAlong(LayoutAttr l, unsigned dim, int64_t vec) {
+  unsigned rank = l.getRank();
+  SmallVector<Basis> regs = unflatten(l.getRegs(), rank);
+  SmallVector<Basis> lanes = unflatten(l.getLanes(), rank);
+  SmallVector<Basis> lead;
+  for (int64_t n = 1; n < vec; n *= 2) {
+    Basis b(rank, 0);
+    b[dim] = n;
+    lead.push_back(b);
+  }
+  auto isLead = [&](const Basis &b) { return llvm::is_contained(lead, b); };
+  // Only along `dim`: the value along it (0 for other bases).
+  auto along = [&](const Basis &b) {
+    for (unsigned d = 0; d < rank; ++d)
+      if (d != dim && b[d])
+        return int64_t(0);
+    return b[dim];
+  };
+  for (const Basis &t : lead) {
+    if (llvm::is_contained(regs, t))
+      continue;
+    auto lane = llvm::find(lanes, t);
+    if (lane == lanes.end())
+      return {};
+    // The partner: the smallest register basis along `dim` that is not a
+    // lead one (lanes then cover consecutive vectors), else any other.
+    auto cost = [&](unsigned k) {
+      int64_t v = along(regs[k]);
+      return v ? v : std::numeric_limits<int64_t>::max();
+    };
+    int best = -1;
+    for (unsigned i = 0; i < regs.size(); ++i)
+      if (!isLead(regs[i]) && !isZero(regs[i]) &&
+          (best < 0 || cost(i) < cost(unsigned(best))))
+        best = int(i);
+    if (best < 0)
+      return {};
+    std::swap(regs[best], *lane);
+  }
+  SmallVector<Basis> ordered(lead);
+  for (const Basis &b : regs)
+    if (!isLead(b))
+      ordered.push_back(b);
+  return makeLayout(l.getContext(), rank, ordered, lanes,
+                    unflatten(l.getWarps(), rank));
+}
+
+std::optional<SmallVector<std::pair<unsigned, unsigned>>>
+mlir::tile::laneSwaps(LayoutAttr src, LayoutAttr dst) {
+  unsigned rank = src.getRank();
+  if (dst.getRank() != rank || src.getWarps() != dst.getWarps() ||
+      src.getRegs().size() != dst.getRegs().size() ||
+      src.getLanes().size() != dst.getLanes().size())
+    return std::nullopt;
+  SmallVector<Basis> regs = unflatten(src.getRegs(), rank);
+  SmallVector<Basis> lanes = unflatten(src.getLanes(), rank);
+  SmallVector<std::pair<unsigned, unsigned>> swaps;
+  for (unsigned j = 0; j < lanes.size(); ++j) {
+    Basis want = basisAt(dst.getLanes(), rank, j);
+    if (lanes[j] == want)
+      continue;
+    auto reg = llvm::find(regs, want);
+    if (reg == regs.end() || isZero(want) || isZero(lanes[j]))
+      return std::nullopt;
+    swaps.push_back({unsigned(reg - regs.begin()), j});
+    std::swap(*reg, lanes[j]);
+  }
+  return swaps;
 }

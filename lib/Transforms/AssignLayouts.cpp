@@ -36,6 +36,9 @@ bool mlir::tile::targetsSm90a(ModuleOp module, StringRef option) {
 }
 
 namespace {
+/// Stores per thread from which tile-assign-layouts makes them wide.
+constexpr int64_t kWideStoreMinAccesses = 32;
+
 struct Assigner {
   int64_t numWarps;
   MLIRContext *ctx;
@@ -49,6 +52,31 @@ struct Assigner {
       return defaultFor(t);
     int64_t vec = std::max<int64_t>(1, 128 / t.getElementTypeBitWidth());
     return getBlockedLayout(ctx, t.getShape(), numWarps, *dim, vec);
+  }
+
+  /// Large 2-D stores write 16 bytes per thread where the address allows:
+  /// the default layout with lanes and registers traded inside warps (the
+  /// lowering exchanges registers with shuffles, no shared memory), so
+  /// that a warp writes whole 32-byte sectors rather than pieces of them
+  /// and each thread issues a quarter of the stores. Only where a thread
+  /// would otherwise issue kWideStoreMinAccesses stores or more: that many
+  /// in a burst fill the load/store queue (flash_fwd's O at D = 128, 32
+  /// stores of 4 bytes: +7-10 % at 2k), fewer do not, and the shuffles then
+  /// only move ptxas's schedule of the loops before them (bench/NOTES.md
+  /// entry 65).
+  LayoutAttr storeLayout(StoreOp st) const {
+    auto t = cast<TileType>(st.getValue().getType());
+    LayoutAttr l = defaultFor(t);
+    std::optional<unsigned> dim = axes.contiguousDim(st.getPtr());
+    if (t.getRank() != 2 || !dim || t.getElementType().isInteger(1))
+      return l;
+    int64_t vec = std::max<int64_t>(1, 128 / t.getElementTypeBitWidth());
+    vec = axes.vectorWidth(st.getPtr(), st.getMask(), Value(), *dim, vec);
+    int64_t lead = leadingRegsAlong(l, *dim);
+    if (vec <= lead || l.getNumRegs() / lead < kWideStoreMinAccesses)
+      return l;
+    LayoutAttr wide = vectorizeAlong(l, *dim, vec);
+    return wide ? wide : l;
   }
 
   LayoutAttr defaultFor(TileType t) const {
@@ -135,6 +163,10 @@ struct Assigner {
         .Case([&](DotOp dot) { return visitDot(dot); })
         .Case([&](LoadOp ld) {
           uniform(ld, loadLayout(ld));
+          return success();
+        })
+        .Case([&](StoreOp st) {
+          uniform(st, storeLayout(st));
           return success();
         })
         .Case([&](TmaWaitOp w) {

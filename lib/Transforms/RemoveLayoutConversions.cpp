@@ -4,7 +4,7 @@
 // computed directly in the wanted layout by a cheap op (a constant, iota,
 // splat, elementwise op, expand_dims or broadcast of such) or by a load
 // that every user wants in that one layout. Conversions that remain move
-// data between threads. The recomputed op is placed right after the
+// data between threads, after narrowing casts rather than before them. The recomputed op is placed right after the
 // original one, so nothing moves into a loop; a remaining conversion of a
 // value defined outside a loop is hoisted out of it (done once, not every
 // iteration).
@@ -54,6 +54,10 @@ bool cheapToRecompute(Value v, int depth) {
   });
 }
 
+unsigned elementBits(Value v) {
+  return cast<TileType>(v.getType()).getElementTypeBitWidth();
+}
+
 /// The layout operand `i` of `def` must have for `def` to produce `want`.
 LayoutAttr operandLayoutFor(Operation *def, unsigned i, LayoutAttr want) {
   if (auto e = dyn_cast<ExpandDimsOp>(def))
@@ -98,6 +102,11 @@ struct SinkConversion : OpRewritePattern<ConvertLayoutOp> {
     bool soleLayout = !sameConversions.empty();
     if (!soleLayout && (isa<LoadOp>(def) || !cheapToRecompute(cvt.getSrc(), 6)))
       return rewriter.notifyMatchFailure(cvt, "producer is shared and costly");
+    // Data that must move moves narrow: not above a cast to fewer bits.
+    if (auto c = dyn_cast<CastOp>(def);
+        c && elementBits(c.getSrc()) > elementBits(c.getResult()) &&
+        !cheapToRecompute(cvt.getSrc(), 6))
+      return rewriter.notifyMatchFailure(cvt, "narrowing cast of costly data");
 
     // Right after the producer (never into a loop the producer is outside
     // of): operands first, so they dominate the clone, then the clone.

@@ -244,6 +244,38 @@ func.func @convert_layouts(%p: !tile.ptr<f32>) attributes {tile.kernel, tile.num
 
 // -----
 
+// A conversion that trades register bases for lane bases inside the warp
+// (here the m16n8 accumulator to 8 consecutive bf16 per thread, as wide
+// stores want) exchanges 32-bit words (two bf16 each) with gpu.shuffle xor:
+// one round per traded pair (lane bits 0 and 1: offsets 1 and 2), in each
+// the thread keeps one word of a pair and takes the other from its partner;
+// then the registers are permuted. No shared memory, no barrier.
+#acc16 = #tile.layout<regs = [[0, 1], [8, 0], [0, 8]], lanes = [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warps = []>
+#wide = #tile.layout<regs = [[0, 1], [0, 2], [0, 4]], lanes = [[0, 8], [8, 0], [1, 0], [2, 0], [4, 0]], warps = []>
+// CHECK-LABEL: gpu.func @convert_across_lanes
+// CHECK-SAME: tile.shared_memory = 0 : i64
+// CHECK: vector.bitcast %{{.*}} : vector<2xbf16> to vector<1xi32>
+// CHECK: %[[HI:.*]] = arith.cmpi ne
+// CHECK: %[[SEND:.*]] = arith.select %[[HI]], %[[W0:.*]], %[[W2:.*]] : i32
+// CHECK: %[[R:.*]], %{{.*}} = gpu.shuffle  xor %[[SEND]], %c1_i32{{.*}}, %c32_i32 : i32
+// CHECK: arith.select %[[HI]], %[[R]], %[[W0]] : i32
+// CHECK: arith.select %[[HI]], %[[W2]], %[[R]] : i32
+// CHECK: gpu.shuffle  xor %{{.*}}, %c1_i32
+// CHECK-COUNT-2: gpu.shuffle  xor %{{.*}}, %c2_i32
+// CHECK-NOT: gpu.shuffle
+// CHECK: vector.shuffle %{{.*}} [0, 1, 4, 5, 2, 3, 6, 7] : vector<8xbf16>, vector<8xbf16>
+// CHECK-NOT: gpu.barrier
+// CHECK: gpu.return
+func.func @convert_across_lanes(%p: !tile.ptr<bf16>) attributes {tile.kernel, tile.num_warps = 1 : i64} {
+  %x = tile.full 1.0 : bf16 : !tile.tile<16x16xbf16, #acc16>
+  %y = tile.convert_layout %x : !tile.tile<16x16xbf16, #acc16> -> !tile.tile<16x16xbf16, #wide>
+  %ps = tile.splat %p : !tile.tile<16x16x!tile.ptr<bf16>, #wide>
+  tile.store %ps, %y : !tile.tile<16x16x!tile.ptr<bf16>, #wide>, !tile.tile<16x16xbf16, #wide>
+  return
+}
+
+// -----
+
 func.func @no_layout(%p: !tile.ptr<f32>) attributes {tile.kernel, tile.num_warps = 1 : i64} {
   // expected-error @below {{tile value without a layout: run tile-assign-layouts before convert-tile-to-gpu}}
   %x = tile.full 1.0 : f32 : !tile.tile<16xf32>

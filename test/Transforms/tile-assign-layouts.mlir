@@ -269,3 +269,47 @@ func.func @three_warps() attributes {tile.kernel, tile.num_warps = 3 : i64} {
   %0 = tile.iota : !tile.tile<16xi32>
   return
 }
+
+// -----
+
+// A row-major [64, 128] bf16 store on 4 warps would be 32 stores of 4 bytes
+// per thread in the default layout: it is given that layout with lanes and
+// registers traded inside each warp (columns 2 and 4 into registers, 8 and
+// 16 onto lanes: 8 consecutive columns, 16 bytes, per thread), and its
+// operands are converted to it. A [64, 64] store (16 stores per thread)
+// keeps the default layout.
+// CHECK-LABEL: func.func @wide_store
+// CHECK: %[[P:.*]] = tile.addptr %{{.*}} : !tile.tile<64x128x!tile.ptr<bf16>, [[ACC:#tile.layout<[^>]*>]]>
+// CHECK: %[[V:.*]] = tile.full {{.*}} : <64x128xbf16, [[ACC]]>
+// CHECK: %[[PW:.*]] = tile.convert_layout %[[P]] : <64x128x!tile.ptr<bf16>, [[ACC]]> -> <64x128x!tile.ptr<bf16>, [[WIDE:#tile.layout<regs = \[\[0, 1\], \[0, 2\], \[0, 4\], \[8, 0\], \[0, 32\], \[0, 64\]\], lanes = \[\[0, 8\], \[0, 16\], \[1, 0\], \[2, 0\], \[4, 0\]\], warps = \[\[16, 0\], \[32, 0\]\]>]]>
+// CHECK: %[[VW:.*]] = tile.convert_layout %[[V]] : <64x128xbf16, [[ACC]]> -> <64x128xbf16, [[WIDE]]>
+// CHECK: tile.store %[[PW]], %[[VW]] : <64x128x!tile.ptr<bf16>, [[WIDE]]>, <64x128xbf16, [[WIDE]]>
+// CHECK: %[[Q:.*]] = tile.addptr %{{.*}} : !tile.tile<64x64x!tile.ptr<bf16>, [[ACC64:#tile.layout<[^>]*>]]>
+// CHECK-NOT: tile.convert_layout
+// CHECK: tile.store %[[Q]], %{{.*}} : <64x64x!tile.ptr<bf16>, [[ACC64]]>, <64x64xbf16, [[ACC64]]>
+func.func @wide_store(%p: !tile.ptr<bf16>) attributes {tile.kernel} {
+  %i = tile.iota : !tile.tile<64xi32>
+  %r = tile.expand_dims %i {axis = 1 : i32} : !tile.tile<64xi32> -> !tile.tile<64x1xi32>
+  %ld = tile.full 128 : i32 : !tile.tile<64x1xi32>
+  %ro = tile.mul %r, %ld : !tile.tile<64x1xi32>
+  %j = tile.iota : !tile.tile<128xi32>
+  %c = tile.expand_dims %j {axis = 0 : i32} : !tile.tile<128xi32> -> !tile.tile<1x128xi32>
+  %rb = tile.broadcast %ro : !tile.tile<64x1xi32> -> !tile.tile<64x128xi32>
+  %cb = tile.broadcast %c : !tile.tile<1x128xi32> -> !tile.tile<64x128xi32>
+  %off = tile.add %rb, %cb : !tile.tile<64x128xi32>
+  %s = tile.splat %p : !tile.tile<64x128x!tile.ptr<bf16>>
+  %ptrs = tile.addptr %s, %off : !tile.tile<64x128x!tile.ptr<bf16>>, !tile.tile<64x128xi32>
+  %v = tile.full 1.0 : bf16 : !tile.tile<64x128xbf16>
+  tile.store %ptrs, %v : !tile.tile<64x128x!tile.ptr<bf16>>, !tile.tile<64x128xbf16>
+  %ld64 = tile.full 64 : i32 : !tile.tile<64x1xi32>
+  %ro64 = tile.mul %r, %ld64 : !tile.tile<64x1xi32>
+  %c64 = tile.expand_dims %i {axis = 0 : i32} : !tile.tile<64xi32> -> !tile.tile<1x64xi32>
+  %rb64 = tile.broadcast %ro64 : !tile.tile<64x1xi32> -> !tile.tile<64x64xi32>
+  %cb64 = tile.broadcast %c64 : !tile.tile<1x64xi32> -> !tile.tile<64x64xi32>
+  %off64 = tile.add %rb64, %cb64 : !tile.tile<64x64xi32>
+  %s64 = tile.splat %p : !tile.tile<64x64x!tile.ptr<bf16>>
+  %q = tile.addptr %s64, %off64 : !tile.tile<64x64x!tile.ptr<bf16>>, !tile.tile<64x64xi32>
+  %v64 = tile.full 2.0 : bf16 : !tile.tile<64x64xbf16>
+  tile.store %q, %v64 : !tile.tile<64x64x!tile.ptr<bf16>>, !tile.tile<64x64xbf16>
+  return
+}

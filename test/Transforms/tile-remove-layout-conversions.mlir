@@ -256,3 +256,27 @@ func.func @invariant_conversion_hoisted(%s: !tile.tile<16x16xf32, #acc>, %n: i32
   }
   return %r : !tile.tile<16xf32, #col>
 }
+
+// -----
+
+#acc = #tile.layout<regs = [[0, 1], [8, 0], [0, 8]], lanes = [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warps = []>
+#wide = #tile.layout<regs = [[0, 1], [0, 2], [0, 4]], lanes = [[0, 8], [8, 0], [1, 0], [2, 0], [4, 0]], warps = []>
+
+// A conversion of a narrowing cast's only result stays after the cast when
+// the cast's operand is costly (here a function argument): bf16 moves, not
+// f32. A cast of cheap data is still recomputed in the wanted layout.
+// CHECK-LABEL: func.func @narrow_after_cast
+// CHECK: %[[F:.*]] = tile.full 2.000000e+00 : f32 : <16x16xf32, [[WIDE:#tile.layout<regs = \[\[0, 1\], \[0, 2\], \[0, 4\]\][^>]*>]]>
+// CHECK: %[[N:.*]] = tile.cast %arg0 : <16x16xf32, [[ACC:#tile.layout<[^>]*>]]> -> <16x16xbf16, [[ACC]]>
+// CHECK: %[[W:.*]] = tile.convert_layout %[[N]] : <16x16xbf16, [[ACC]]> -> <16x16xbf16, [[WIDE]]>
+// CHECK: %[[M:.*]] = tile.cast %[[F]] : <16x16xf32, [[WIDE]]> -> <16x16xbf16, [[WIDE]]>
+// CHECK-NOT: tile.convert_layout
+// CHECK: return %[[W]], %[[M]]
+func.func @narrow_after_cast(%x: !tile.tile<16x16xf32, #acc>) -> (!tile.tile<16x16xbf16, #wide>, !tile.tile<16x16xbf16, #wide>) {
+  %0 = tile.cast %x : !tile.tile<16x16xf32, #acc> -> !tile.tile<16x16xbf16, #acc>
+  %1 = tile.convert_layout %0 : !tile.tile<16x16xbf16, #acc> -> !tile.tile<16x16xbf16, #wide>
+  %f = tile.full 2.0 : f32 : !tile.tile<16x16xf32, #acc>
+  %2 = tile.cast %f : !tile.tile<16x16xf32, #acc> -> !tile.tile<16x16xbf16, #acc>
+  %3 = tile.convert_layout %2 : !tile.tile<16x16xbf16, #acc> -> !tile.tile<16x16xbf16, #wide>
+  return %1, %3 : !tile.tile<16x16xbf16, #wide>, !tile.tile<16x16xbf16, #wide>
+}

@@ -2,7 +2,10 @@
 //
 // expand_dims and trans only relabel coordinates (same registers);
 // broadcast and register-compatible conversions pick registers
-// (vector.shuffle); other conversions go through shared memory; reductions
+// (vector.shuffle); conversions that trade register bases for lane bases
+// inside warps exchange registers with gpu.shuffle xor (one round per
+// traded pair), then pick registers; other conversions go through shared
+// memory; reductions
 // combine in registers, then across lanes with gpu.shuffle xor, then across
 // warps through shared memory.
 //
@@ -65,6 +68,84 @@ struct BroadcastLowering : TilePattern<BroadcastOp> {
   }
 };
 
+/// Registers of `vals` (elements of type `elt`) exchanged across lanes:
+/// for each (register bit i, lane bit j) of `swaps`, the thread whose lane
+/// bit j is b keeps, of each register pair differing in bit i, the one whose
+/// bit i is b and takes the other from lane ^ (1 << j) (one shuffle per
+/// pair). Elements narrower than 32 bits travel packed in 32-bit words when
+/// the low register bits that pack them take no part; null when the
+/// elements cannot travel in 32-bit words.
+std::optional<SmallVector<Value>>
+exchangeAcrossLanes(OpBuilder &b, Location loc, KernelInfo &k,
+                    ArrayRef<Value> vals, Type elt,
+                    ArrayRef<std::pair<unsigned, unsigned>> swaps) {
+  unsigned bits = elt.getIntOrFloatBitWidth();
+  if (bits > 32 || 32 % bits)
+    return std::nullopt;
+  unsigned packBits = llvm::Log2_32(32 / bits);
+  for (auto [reg, lane] : swaps)
+    if (reg < packBits)
+      packBits = 0; // element by element, widened to 32 bits
+  int64_t per = int64_t(1) << packBits;
+  Type i32 = b.getI32Type(), ibits = b.getIntegerType(bits);
+  SmallVector<Value> words;
+  for (size_t g = 0; g < vals.size(); g += per) {
+    if (per > 1) {
+      auto v = vector::FromElementsOp::create(
+          b, loc, VectorType::get({per}, elt), vals.slice(g, per));
+      auto w = vector::BitCastOp::create(b, loc, VectorType::get({1}, i32), v);
+      words.push_back(vector::ExtractOp::create(b, loc, w, ArrayRef<int64_t>{0}));
+      continue;
+    }
+    Value x = vals[g];
+    if (x.getType() != ibits)
+      x = arith::BitcastOp::create(b, loc, ibits, x);
+    if (bits < 32)
+      x = arith::ExtUIOp::create(b, loc, i32, x);
+    words.push_back(x);
+  }
+  Value width = i32Const(b, loc, 32);
+  for (auto [reg, lane] : swaps) {
+    unsigned bit = reg - packBits;
+    Value laneBit = arith::AndIOp::create(
+        b, loc, arith::ShRUIOp::create(b, loc, k.lane, i32Const(b, loc, lane)),
+        i32Const(b, loc, 1));
+    Value hi = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, laneBit,
+                                     i32Const(b, loc, 0));
+    Value offset = i32Const(b, loc, 1 << lane);
+    for (size_t w0 = 0; w0 < words.size(); ++w0) {
+      if (w0 & (size_t(1) << bit))
+        continue;
+      size_t w1 = w0 | (size_t(1) << bit);
+      Value send = arith::SelectOp::create(b, loc, hi, words[w0], words[w1]);
+      Value recv = gpu::ShuffleOp::create(b, loc, send, offset, width,
+                                          gpu::ShuffleMode::XOR)
+                       .getShuffleResult();
+      Value keep0 = arith::SelectOp::create(b, loc, hi, recv, words[w0]);
+      Value keep1 = arith::SelectOp::create(b, loc, hi, words[w1], recv);
+      words[w0] = keep0;
+      words[w1] = keep1;
+    }
+  }
+  SmallVector<Value> out;
+  for (Value w : words) {
+    if (per > 1) {
+      auto v = vector::FromElementsOp::create(b, loc, VectorType::get({1}, i32), w);
+      auto e = vector::BitCastOp::create(b, loc, VectorType::get({per}, elt), v);
+      for (int64_t i = 0; i < per; ++i)
+        out.push_back(vector::ExtractOp::create(b, loc, e, ArrayRef<int64_t>{i}));
+      continue;
+    }
+    Value x = w;
+    if (bits < 32)
+      x = arith::TruncIOp::create(b, loc, ibits, x);
+    if (ibits != elt)
+      x = arith::BitcastOp::create(b, loc, elt, x);
+    out.push_back(x);
+  }
+  return out;
+}
+
 /// Linear index (row-major over `shape`) of register `reg`, as an index.
 Value linearIndex(OpBuilder &b, Location loc, ArrayRef<Value> threadPart,
                   LayoutAttr l, int64_t reg, ArrayRef<int64_t> shape) {
@@ -101,13 +182,29 @@ struct ConvertLayoutLowering : TilePattern<ConvertLayoutOp> {
       rw.replaceOp(op, pickRegisters(rw, loc, a.getSrc(), *perm));
       return success();
     }
-    // Through shared memory: every thread writes what it holds, reads what
-    // it needs.
     auto tt = cast<TileType>(op.getType());
     auto vt = cast<VectorType>(getTypeConverter()->convertType(tt));
     Type elt = vt.getElementType();
-    Type st = storageType(rw, elt);
     KernelInfo &k = kernel(op);
+    // Inside warps: lanes exchange registers, then registers move.
+    if (auto swaps = laneSwaps(src, dst)) {
+      LayoutAttr mid = src;
+      for (auto [reg, lane] : *swaps)
+        mid = swapRegLane(mid, reg, lane);
+      std::optional<SmallVector<int64_t>> perm = registerPermutation(mid, dst);
+      std::optional<SmallVector<Value>> moved;
+      if (perm)
+        moved = exchangeAcrossLanes(rw, loc, k, unpack(rw, loc, a.getSrc()),
+                                    elt, *swaps);
+      if (moved) {
+        Value v = pack(rw, loc, vt, *moved);
+        rw.replaceOp(op, pickRegisters(rw, loc, v, *perm));
+        return success();
+      }
+    }
+    // Through shared memory: every thread writes what it holds, reads what
+    // it needs.
+    Type st = storageType(rw, elt);
     Value buf = sharedBuffer(rw, loc, k, st, tt.getNumElements());
     ctaBarrier(rw, loc, k);
     SmallVector<Value> srcPart = threadParts(rw, loc, k, src);
