@@ -72,37 +72,26 @@ struct BroadcastLowering : TilePattern<BroadcastOp> {
 /// for each (register bit i, lane bit j) of `swaps`, the thread whose lane
 /// bit j is b keeps, of each register pair differing in bit i, the one whose
 /// bit i is b and takes the other from lane ^ (1 << j) (one shuffle per
-/// pair). Elements narrower than 32 bits travel packed in 32-bit words when
-/// the low register bits that pack them take no part; null when the
-/// elements cannot travel in 32-bit words.
+/// pair). 32-bit elements travel as they are, 16-bit ones in pairs (when
+/// register bit 0 takes no part); null otherwise (the caller goes through
+/// shared memory).
 std::optional<SmallVector<Value>>
 exchangeAcrossLanes(OpBuilder &b, Location loc, KernelInfo &k,
                     ArrayRef<Value> vals, Type elt,
                     ArrayRef<std::pair<unsigned, unsigned>> swaps) {
   unsigned bits = elt.getIntOrFloatBitWidth();
-  if (bits > 32 || 32 % bits)
+  unsigned packBits = bits == 16 ? 1 : 0;
+  if ((bits != 16 && bits != 32) ||
+      llvm::any_of(swaps, [&](auto s) { return s.first < packBits; }))
     return std::nullopt;
-  unsigned packBits = llvm::Log2_32(32 / bits);
-  for (auto [reg, lane] : swaps)
-    if (reg < packBits)
-      packBits = 0; // element by element, widened to 32 bits
   int64_t per = int64_t(1) << packBits;
-  Type i32 = b.getI32Type(), ibits = b.getIntegerType(bits);
+  Type i32 = b.getI32Type();
   SmallVector<Value> words;
   for (size_t g = 0; g < vals.size(); g += per) {
-    if (per > 1) {
-      auto v = vector::FromElementsOp::create(
-          b, loc, VectorType::get({per}, elt), vals.slice(g, per));
-      auto w = vector::BitCastOp::create(b, loc, VectorType::get({1}, i32), v);
-      words.push_back(vector::ExtractOp::create(b, loc, w, ArrayRef<int64_t>{0}));
-      continue;
-    }
-    Value x = vals[g];
-    if (x.getType() != ibits)
-      x = arith::BitcastOp::create(b, loc, ibits, x);
-    if (bits < 32)
-      x = arith::ExtUIOp::create(b, loc, i32, x);
-    words.push_back(x);
+    auto v = vector::FromElementsOp::create(
+        b, loc, VectorType::get({per}, elt), vals.slice(g, per));
+    auto w = vector::BitCastOp::create(b, loc, VectorType::get({1}, i32), v);
+    words.push_back(vector::ExtractOp::create(b, loc, w, ArrayRef<int64_t>{0}));
   }
   Value width = i32Const(b, loc, 32);
   for (auto [reg, lane] : swaps) {
@@ -129,19 +118,10 @@ exchangeAcrossLanes(OpBuilder &b, Location loc, KernelInfo &k,
   }
   SmallVector<Value> out;
   for (Value w : words) {
-    if (per > 1) {
-      auto v = vector::FromElementsOp::create(b, loc, VectorType::get({1}, i32), w);
-      auto e = vector::BitCastOp::create(b, loc, VectorType::get({per}, elt), v);
-      for (int64_t i = 0; i < per; ++i)
-        out.push_back(vector::ExtractOp::create(b, loc, e, ArrayRef<int64_t>{i}));
-      continue;
-    }
-    Value x = w;
-    if (bits < 32)
-      x = arith::TruncIOp::create(b, loc, ibits, x);
-    if (ibits != elt)
-      x = arith::BitcastOp::create(b, loc, elt, x);
-    out.push_back(x);
+    auto v = vector::FromElementsOp::create(b, loc, VectorType::get({1}, i32), w);
+    auto e = vector::BitCastOp::create(b, loc, VectorType::get({per}, elt), v);
+    for (int64_t i = 0; i < per; ++i)
+      out.push_back(vector::ExtractOp::create(b, loc, e, ArrayRef<int64_t>{i}));
   }
   return out;
 }
