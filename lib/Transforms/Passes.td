@@ -12,7 +12,11 @@ def TileAssignLayouts : Pass<"tile-assign-layouts", "mlir::ModuleOp"> {
     slice for 1-D tiles, the mma A-fragment layout for f16/bf16 `dot` A operands (B and f32
     operands keep the default layout: the IEEE fp32 product reads them from
     shared memory), the slice of its consumer for
-    `expand_dims` and `broadcast` operands. Where an op needs another layout
+    `expand_dims` and `broadcast` operands, 16 bytes per thread for loads
+    along a contiguous dimension, and for 2-D stores that would take 32 or
+    more accesses per thread the accumulator layout with lanes and registers
+    traded inside each warp (16 bytes per thread; the conversion is a few
+    rounds of lane shuffles). Where an op needs another layout
     than its operand has, an explicit `tile.convert_layout` is inserted.
     The warp count comes from the kernel's `tile.num_warps` attribute.
   }];
@@ -26,8 +30,10 @@ def TileRemoveLayoutConversions : Pass<"tile-remove-layout-conversions",
     Moves `tile.convert_layout` towards the leaves of the computation: a
     conversion of an elementwise op, an `iota`, `full`, `splat`,
     `expand_dims`, `broadcast` or a single-use `load` is replaced by the same
-    op computed directly in the wanted layout. Conversions of conversions are
-    folded. What remains needs data movement between threads.
+    op computed directly in the wanted layout (but not past a narrowing
+    `cast` of costly data: the narrow values move). Conversions of
+    conversions are folded. What remains needs data movement between
+    threads.
   }];
   let dependentDialects = ["mlir::tile::TileDialect"];
 }
