@@ -75,6 +75,12 @@ struct Assigner {
     int64_t lead = leadingRegsAlong(l, *dim);
     if (vec <= lead || l.getNumRegs() / lead < kWideStoreMinAccesses)
       return l;
+    // Only the value may need moving: pointers and mask that are not
+    // recomputed in the new layout (a pointer tile carried by a loop, say)
+    // would cross lanes in 64-bit pieces or through shared memory.
+    if (!isCheapToRecompute(st.getPtr(), 12) ||
+        (st.getMask() && !isCheapToRecompute(st.getMask(), 12)))
+      return l;
     LayoutAttr wide = vectorizeAlong(l, *dim, vec);
     return wide ? wide : l;
   }

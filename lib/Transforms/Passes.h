@@ -24,6 +24,13 @@ constexpr llvm::StringLiteral kMaskedTailAttr = "tile.masked_tail";
 /// kernel's ring copies where its condition holds); none for other ops.
 std::optional<int64_t> tmaCopySlot(Operation *op);
 
+/// True when tile value `v` can be recomputed in another layout at little
+/// cost (tile-remove-layout-conversions then does so): its producers, up to
+/// `depth` levels, are constants, iota, splat, elementwise (non-memory) ops,
+/// expand_dims or broadcast, looking through tile.convert_layout. Scalars
+/// are always.
+bool isCheapToRecompute(Value v, int depth);
+
 /// True when the pass option `option` (else the module's `tile.arch`) names
 /// sm_90a, the target of the TMA and asynchronous-wgmma passes.
 bool targetsSm90a(ModuleOp module, StringRef option);

@@ -14,7 +14,9 @@ def TileAssignLayouts : Pass<"tile-assign-layouts", "mlir::ModuleOp"> {
     shared memory), the slice of its consumer for
     `expand_dims` and `broadcast` operands, 16 bytes per thread for loads
     along a contiguous dimension, and for 2-D stores that would take 32 or
-    more accesses per thread the accumulator layout with lanes and registers
+    more accesses per thread (with pointers and mask that
+    tile-remove-layout-conversions recomputes in any layout) the
+    accumulator layout with lanes and registers
     traded inside each warp (16 bytes per thread; the conversion is a few
     rounds of lane shuffles). Where an op needs another layout
     than its operand has, an explicit `tile.convert_layout` is inserted.

@@ -38,7 +38,9 @@ bool isLeaf(Operation *op) { return isa<FullOp, IotaOp, SplatOp>(op); }
 /// True when `v` can be recomputed in another layout at little cost: its
 /// producers, up to `depth` levels, are leaves, elementwise (non-memory)
 /// ops, expand_dims or broadcast.
-bool cheapToRecompute(Value v, int depth) {
+/// With `throughConversions`, conversions count as free (tile-assign-layouts
+/// asks before this pass has removed the ones it inserted).
+bool cheapToRecompute(Value v, int depth, bool throughConversions = false) {
   if (!isa<TileType>(v.getType()))
     return true;
   Operation *def = v.getDefiningOp();
@@ -46,11 +48,13 @@ bool cheapToRecompute(Value v, int depth) {
     return false;
   if (isLeaf(def))
     return true;
+  if (throughConversions && isa<ConvertLayoutOp>(def))
+    return cheapToRecompute(def->getOperand(0), depth, true);
   if (isa<LoadOp>(def) ||
       !(isElementwise(def) || isa<ExpandDimsOp, BroadcastOp>(def)))
     return false;
   return llvm::all_of(def->getOperands(), [&](Value o) {
-    return cheapToRecompute(o, depth - 1);
+    return cheapToRecompute(o, depth - 1, throughConversions);
   });
 }
 
@@ -162,3 +166,7 @@ struct RemoveLayoutConversionsPass
   }
 };
 } // namespace
+
+bool mlir::tile::isCheapToRecompute(Value v, int depth) {
+  return cheapToRecompute(v, depth, /*throughConversions=*/true);
+}

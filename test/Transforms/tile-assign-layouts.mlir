@@ -313,3 +313,36 @@ func.func @wide_store(%p: !tile.ptr<bf16>) attributes {tile.kernel} {
   tile.store %q, %v64 : !tile.tile<64x64x!tile.ptr<bf16>>, !tile.tile<64x64xbf16>
   return
 }
+
+// -----
+
+// The same [64, 128] store through a pointer tile carried by a loop keeps
+// the default layout: its pointers could not be recomputed in the wide one
+// (they would cross lanes, 64 bits each, or go through shared memory).
+// CHECK-LABEL: func.func @wide_store_needs_cheap_pointers
+// CHECK: scf.for
+// CHECK-NOT: tile.convert_layout
+// CHECK: tile.store %{{.*}}, %{{.*}} : <64x128x!tile.ptr<bf16>, [[ACC:#tile.layout<regs = \[\[0, 1\], \[8, 0\][^>]*>]]>, <64x128xbf16, [[ACC]]>
+func.func @wide_store_needs_cheap_pointers(%p: !tile.ptr<bf16>, %n: i32) attributes {tile.kernel} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %i = tile.iota : !tile.tile<64xi32>
+  %r = tile.expand_dims %i {axis = 1 : i32} : !tile.tile<64xi32> -> !tile.tile<64x1xi32>
+  %ld = tile.full 128 : i32 : !tile.tile<64x1xi32>
+  %ro = tile.mul %r, %ld : !tile.tile<64x1xi32>
+  %j = tile.iota : !tile.tile<128xi32>
+  %c = tile.expand_dims %j {axis = 0 : i32} : !tile.tile<128xi32> -> !tile.tile<1x128xi32>
+  %rb = tile.broadcast %ro : !tile.tile<64x1xi32> -> !tile.tile<64x128xi32>
+  %cb = tile.broadcast %c : !tile.tile<1x128xi32> -> !tile.tile<64x128xi32>
+  %off = tile.add %rb, %cb : !tile.tile<64x128xi32>
+  %s = tile.splat %p : !tile.tile<64x128x!tile.ptr<bf16>>
+  %ptrs = tile.addptr %s, %off : !tile.tile<64x128x!tile.ptr<bf16>>, !tile.tile<64x128xi32>
+  %step = tile.full 8192 : i32 : !tile.tile<64x128xi32>
+  %v = tile.full 1.0 : bf16 : !tile.tile<64x128xbf16>
+  %last = scf.for %k = %c0 to %n step %c1 iter_args(%q = %ptrs) -> (!tile.tile<64x128x!tile.ptr<bf16>>) : i32 {
+    tile.store %q, %v : !tile.tile<64x128x!tile.ptr<bf16>>, !tile.tile<64x128xbf16>
+    %next = tile.addptr %q, %step : !tile.tile<64x128x!tile.ptr<bf16>>, !tile.tile<64x128xi32>
+    scf.yield %next : !tile.tile<64x128x!tile.ptr<bf16>>
+  }
+  return
+}
