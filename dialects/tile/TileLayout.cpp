@@ -270,15 +270,6 @@ mlir::tile::registerPermutation(LayoutAttr src, LayoutAttr dst) {
   return perm;
 }
 
-LayoutAttr mlir::tile::swapRegLane(LayoutAttr l, unsigned reg, unsigned lane) {
-  unsigned rank = l.getRank();
-  SmallVector<Basis> regs = unflatten(l.getRegs(), rank);
-  SmallVector<Basis> lanes = unflatten(l.getLanes(), rank);
-  std::swap(regs[reg], lanes[lane]);
-  return makeLayout(l.getContext(), rank, regs, lanes,
-                    unflatten(l.getWarps(), rank));
-}
-
 static bool isZero(const Basis &b) {
   return llvm::all_of(b, [](int64_t v) { return v == 0; });
 }
@@ -331,7 +322,7 @@ LayoutAttr mlir::tile::vectorizeAlong(LayoutAttr l, unsigned dim, int64_t vec) {
 }
 
 std::optional<SmallVector<std::pair<unsigned, unsigned>>>
-mlir::tile::laneSwaps(LayoutAttr src, LayoutAttr dst) {
+mlir::tile::laneSwaps(LayoutAttr src, LayoutAttr dst, LayoutAttr &after) {
   unsigned rank = src.getRank();
   if (dst.getRank() != rank || src.getWarps() != dst.getWarps() ||
       src.getRegs().size() != dst.getRegs().size() ||
@@ -350,5 +341,7 @@ mlir::tile::laneSwaps(LayoutAttr src, LayoutAttr dst) {
     swaps.push_back({unsigned(reg - regs.begin()), j});
     std::swap(*reg, lanes[j]);
   }
+  after = makeLayout(src.getContext(), rank, regs, lanes,
+                     unflatten(src.getWarps(), rank));
   return swaps;
 }

@@ -65,8 +65,6 @@ bool sameThreadMapping(LayoutAttr a, LayoutAttr b);
 /// destination element is not held by the same thread in `src`.
 std::optional<SmallVector<int64_t>> registerPermutation(LayoutAttr src,
                                                         LayoutAttr dst);
-/// `l` with register basis `reg` and lane basis `lane` exchanged.
-LayoutAttr swapRegLane(LayoutAttr l, unsigned reg, unsigned lane);
 /// `l` changed only inside warps so that each thread's first registers hold
 /// `vec` consecutive elements along `dim`: lane bases among 1, 2, ..., vec/2
 /// along `dim` trade places with register bases (the smallest further along
@@ -76,7 +74,8 @@ LayoutAttr vectorizeAlong(LayoutAttr l, unsigned dim, int64_t vec);
 /// The (register bit, lane bit) exchanges, in order, that give `src` the
 /// lanes of `dst`, each lane basis of `dst` being a register basis of the
 /// layout so far; nullopt when the two differ otherwise (ranks, warps, bit
-/// counts, a replicated lane). A register permutation remains.
+/// counts, a replicated lane). `after` is `src` once exchanged: a register
+/// permutation away from `dst`.
 std::optional<SmallVector<std::pair<unsigned, unsigned>>>
-laneSwaps(LayoutAttr src, LayoutAttr dst);
+laneSwaps(LayoutAttr src, LayoutAttr dst, LayoutAttr &after);
 } // namespace mlir::tile

@@ -254,7 +254,7 @@ func.func @convert_layouts(%p: !tile.ptr<f32>) attributes {tile.kernel, tile.num
 #wide = #tile.layout<regs = [[0, 1], [0, 2], [0, 4]], lanes = [[0, 8], [8, 0], [1, 0], [2, 0], [4, 0]], warps = []>
 // CHECK-LABEL: gpu.func @convert_across_lanes
 // CHECK-SAME: tile.shared_memory = 0 : i64
-// CHECK: vector.bitcast %{{.*}} : vector<2xbf16> to vector<1xi32>
+// CHECK: vector.bitcast %{{.*}} : vector<8xbf16> to vector<4xi32>
 // CHECK: %[[HI:.*]] = arith.cmpi ne
 // CHECK: %[[SEND:.*]] = arith.select %[[HI]], %[[W0:.*]], %[[W2:.*]] : i32
 // CHECK: %[[R:.*]], %{{.*}} = gpu.shuffle  xor %[[SEND]], %c1_i32{{.*}}, %c32_i32 : i32
@@ -263,6 +263,7 @@ func.func @convert_layouts(%p: !tile.ptr<f32>) attributes {tile.kernel, tile.num
 // CHECK: gpu.shuffle  xor %{{.*}}, %c1_i32
 // CHECK-COUNT-2: gpu.shuffle  xor %{{.*}}, %c2_i32
 // CHECK-NOT: gpu.shuffle
+// CHECK: vector.bitcast %{{.*}} : vector<4xi32> to vector<8xbf16>
 // CHECK: vector.shuffle %{{.*}} [0, 1, 4, 5, 2, 3, 6, 7] : vector<8xbf16>, vector<8xbf16>
 // CHECK-NOT: gpu.barrier
 // CHECK: gpu.return

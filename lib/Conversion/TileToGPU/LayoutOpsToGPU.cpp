@@ -84,15 +84,8 @@ exchangeAcrossLanes(OpBuilder &b, Location loc, KernelInfo &k,
   if ((bits != 16 && bits != 32) ||
       llvm::any_of(swaps, [&](auto s) { return s.first < packBits; }))
     return std::nullopt;
-  int64_t per = int64_t(1) << packBits;
-  Type i32 = b.getI32Type();
-  SmallVector<Value> words;
-  for (size_t g = 0; g < vals.size(); g += per) {
-    auto v = vector::FromElementsOp::create(
-        b, loc, VectorType::get({per}, elt), vals.slice(g, per));
-    auto w = vector::BitCastOp::create(b, loc, VectorType::get({1}, i32), v);
-    words.push_back(vector::ExtractOp::create(b, loc, w, ArrayRef<int64_t>{0}));
-  }
+  int64_t numWords = int64_t(vals.size()) >> packBits;
+  SmallVector<Value> words = toWords(b, loc, vals, elt, numWords);
   Value width = i32Const(b, loc, 32);
   for (auto [reg, lane] : swaps) {
     unsigned bit = reg - packBits;
@@ -116,14 +109,7 @@ exchangeAcrossLanes(OpBuilder &b, Location loc, KernelInfo &k,
       words[w1] = keep1;
     }
   }
-  SmallVector<Value> out;
-  for (Value w : words) {
-    auto v = vector::FromElementsOp::create(b, loc, VectorType::get({1}, i32), w);
-    auto e = vector::BitCastOp::create(b, loc, VectorType::get({per}, elt), v);
-    for (int64_t i = 0; i < per; ++i)
-      out.push_back(vector::ExtractOp::create(b, loc, e, ArrayRef<int64_t>{i}));
-  }
-  return out;
+  return fromWords(b, loc, words, elt, int64_t(vals.size()));
 }
 
 /// Linear index (row-major over `shape`) of register `reg`, as an index.
@@ -167,10 +153,8 @@ struct ConvertLayoutLowering : TilePattern<ConvertLayoutOp> {
     Type elt = vt.getElementType();
     KernelInfo &k = kernel(op);
     // Inside warps: lanes exchange registers, then registers move.
-    if (auto swaps = laneSwaps(src, dst)) {
-      LayoutAttr mid = src;
-      for (auto [reg, lane] : *swaps)
-        mid = swapRegLane(mid, reg, lane);
+    LayoutAttr mid;
+    if (auto swaps = laneSwaps(src, dst, mid)) {
       std::optional<SmallVector<int64_t>> perm = registerPermutation(mid, dst);
       std::optional<SmallVector<Value>> moved;
       if (perm)

@@ -76,24 +76,6 @@ std::string vecSuffix(int n) {
   return n == 1 ? "" : ".v" + std::to_string(n);
 }
 
-/// Elements `vals[g .. g+vec)` as 32-bit words.
-SmallVector<Value> toWords(OpBuilder &b, Location loc, ArrayRef<Value> vals,
-                           Type elt, int64_t words) {
-  auto v = vector::FromElementsOp::create(
-      b, loc, VectorType::get({int64_t(vals.size())}, elt), vals);
-  auto w = vector::BitCastOp::create(
-      b, loc, VectorType::get({words}, b.getI32Type()), v);
-  return unpack(b, loc, w);
-}
-
-SmallVector<Value> fromWords(OpBuilder &b, Location loc, ArrayRef<Value> words,
-                             Type elt, int64_t vec) {
-  auto w = vector::FromElementsOp::create(
-      b, loc, VectorType::get({int64_t(words.size())}, b.getI32Type()), words);
-  auto v = vector::BitCastOp::create(b, loc, VectorType::get({vec}, elt), w);
-  return unpack(b, loc, v);
-}
-
 /// The vector width tile-annotated accesses use (1: element by element).
 int64_t vecOf(Operation *op) {
   if (auto a = op->getAttrOfType<IntegerAttr>(kVectorAttr))

@@ -187,6 +187,25 @@ Value lowering::pack(OpBuilder &b, Location loc, VectorType t,
   return vector::FromElementsOp::create(b, loc, t, elems);
 }
 
+SmallVector<Value> lowering::toWords(OpBuilder &b, Location loc,
+                                     ArrayRef<Value> vals, Type elt,
+                                     int64_t words) {
+  auto v = vector::FromElementsOp::create(
+      b, loc, VectorType::get({int64_t(vals.size())}, elt), vals);
+  auto w = vector::BitCastOp::create(
+      b, loc, VectorType::get({words}, b.getI32Type()), v);
+  return unpack(b, loc, w);
+}
+
+SmallVector<Value> lowering::fromWords(OpBuilder &b, Location loc,
+                                       ArrayRef<Value> words, Type elt,
+                                       int64_t vec) {
+  auto w = vector::FromElementsOp::create(
+      b, loc, VectorType::get({int64_t(words.size())}, b.getI32Type()), words);
+  auto v = vector::BitCastOp::create(b, loc, VectorType::get({vec}, elt), w);
+  return unpack(b, loc, v);
+}
+
 Value lowering::ptx(OpBuilder &b, Location loc, Type result,
                     ValueRange operands, StringRef asmText,
                     StringRef constraints, bool sideEffects) {

@@ -101,6 +101,12 @@ Value sharedBuffer(OpBuilder &b, Location loc, KernelInfo &k, Type elemType,
 /// Vector <-> scalars.
 SmallVector<Value> unpack(OpBuilder &b, Location loc, Value vec);
 Value pack(OpBuilder &b, Location loc, VectorType t, ArrayRef<Value> elems);
+/// Elements `vals` (of type `elt`, 32 * `words` bits in all) as `words`
+/// 32-bit words, element 0 in the low bits of word 0; and back.
+SmallVector<Value> toWords(OpBuilder &b, Location loc, ArrayRef<Value> vals,
+                           Type elt, int64_t words);
+SmallVector<Value> fromWords(OpBuilder &b, Location loc, ArrayRef<Value> words,
+                             Type elt, int64_t vec);
 
 /// Inline PTX returning `result` (null for none).
 Value ptx(OpBuilder &b, Location loc, Type result, ValueRange operands,
