@@ -10,8 +10,10 @@ TFLOP/s over the rounds and its ratio to the first variant.
   python3 bench/compare.py --variant A=/tmp/tilec-old:128,128,8,0,3,1,0 \\
       --variant B=/tmp/tilec-new:128,128,8,0,3,1,0 --head-dim 64 --seqlen 2048 8192
 
-A variant is NAME=TILEC:CONFIG[:NAME=VALUE,...] (CONFIG as attention_fwd.py's
---config; the optional list is passed as -D defines). Parity is checked once
+A variant is NAME=TILEC[@KERNEL]:CONFIG[:NAME=VALUE,...] (CONFIG as
+attention_fwd.py's --config; the optional list is passed as -D defines;
+KERNEL, a .tile file in place of examples/attention/flash_fwd.tile, lets a
+tilec from before a kernel change run the kernel it understands). Parity is checked once
 per variant and shape against the same reference as attention_fwd.py.
 """
 import argparse
@@ -28,14 +30,15 @@ def parse_variant(text):
     name, sep, rest = text.partition("=")
     parts = rest.split(":")
     if not sep or not name or len(parts) not in (2, 3):
-        raise ValueError(f"a variant is NAME=TILEC:CONFIG[:NAME=VALUE,...], got {text!r}")
+        raise ValueError(f"a variant is NAME=TILEC[@KERNEL]:CONFIG[:NAME=VALUE,...], got {text!r}")
     defines = dict(d.split("=", 1) for d in parts[2].split(",")) if len(parts) == 3 and parts[2] else {}
-    return name, parts[0], af.parse_cfg(parts[1]), defines
+    exe, _, kernel = parts[0].partition("@")
+    return name, (exe, kernel or af.TILE), af.parse_cfg(parts[1]), defines
 
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--variant", action="append", required=True, help="NAME=TILEC:CONFIG[:NAME=VALUE,...]")
+    p.add_argument("--variant", action="append", required=True, help="NAME=TILEC[@KERNEL]:CONFIG[:NAME=VALUE,...]")
     p.add_argument("--dtype", nargs="+", choices=list(af.DTYPES), default=["bf16"])
     p.add_argument("--head-dim", nargs="+", type=int, choices=af.HEAD_DIMS, default=[128])
     p.add_argument("--seqlen", nargs="+", type=int, default=[2048, 8192])
@@ -56,8 +59,8 @@ def main(argv=None):
     print(f"device: {torch.cuda.get_device_name()}")
     work = tempfile.mkdtemp(prefix="tilec-compare-")
     compilers = {}
-    for name, exe, cfg, defs in variants:
-        compilers[name] = af.Tilec(exe, af.TILE, a.arch, Path(work) / name, extra=defs)
+    for name, (exe, kernel), cfg, defs in variants:
+        compilers[name] = af.Tilec(exe, kernel, a.arch, Path(work) / name, extra=defs)
         (Path(work) / name).mkdir()
     l2 = getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 50 << 20)
     for s in af.shapes(a):

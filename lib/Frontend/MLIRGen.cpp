@@ -179,8 +179,19 @@ bool MLIRGen::genFor(const ForStmt &s) {
              false;
     bounds[i] = *v;
   }
-  if (bounds[2].kind == Val::Int && bounds[2].i <= 0)
-    return error(exprs[2]->getLoc()) << "range step must be positive", false;
+  if (bounds[2].kind == Val::Int && bounds[2].i == 0)
+    return error(exprs[2]->getLoc()) << "range step must not be zero", false;
+  // A negative (constant) step counts down: range(lo, hi, -s) runs
+  // j in range(-lo, -hi, s) with the loop variable -j, so that the scf.for
+  // keeps a positive step.
+  bool down = bounds[2].kind == Val::Int && bounds[2].i < 0;
+  for (int i = 0; down && i < 3; ++i) {
+    SrcLoc l = exprs[i] ? exprs[i]->getLoc() : s.getLoc();
+    FailureOr<Val> neg = genBinary(BinOp::Sub, Val::ofInt(0), bounds[i], l);
+    if (failed(neg))
+      return false;
+    bounds[i] = *neg;
+  }
   Value lmh[3];
   for (int i = 0; i < 3; ++i) {
     SrcLoc l = exprs[i] ? exprs[i]->getLoc() : s.getLoc();
@@ -225,8 +236,14 @@ bool MLIRGen::genFor(const ForStmt &s) {
 
   scopes.emplace_back();
   ++loopDepth;
-  bool ok = declare(s.var, s.varLoc, Val::of(forOp.getInductionVar()), false,
-                    "a loop variable") &&
+  Val iv = Val::of(forOp.getInductionVar());
+  if (down) {
+    FailureOr<Val> neg = genBinary(BinOp::Sub, Val::ofInt(0), iv, s.getLoc());
+    if (failed(neg))
+      return false;
+    iv = *neg;
+  }
+  bool ok = declare(s.var, s.varLoc, iv, false, "a loop variable") &&
             genBlock(s.body);
   --loopDepth;
   scopes.pop_back();

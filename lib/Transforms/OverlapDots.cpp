@@ -273,9 +273,10 @@ struct OverlapDotsPass
     IRRewriter rw(&getContext());
     for (scf::ForOp l : loops) {
       auto stepC = getConstantIntValue(l.getStep());
-      // A masked tail (tile-split-masked-loops) runs a block or two: a
-      // prologue and an epilogue would only add code.
-      if (!stepC || *stepC <= 0 || l->hasAttr(kMaskedTailAttr))
+      // A masked tail or head (tile-split-masked-loops) runs a block or
+      // two: a prologue and an epilogue would only add code.
+      if (!stepC || *stepC <= 0 || l->hasAttr(kMaskedTailAttr) ||
+          l->hasAttr(kMaskedHeadAttr))
         continue;
       if (std::optional<Plan> p = plan(l))
         rewrite(l, *p, rw);

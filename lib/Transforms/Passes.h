@@ -14,10 +14,11 @@ namespace mlir::tile {
 /// The warp count of a kernel (its `tile.num_warps`, default 4).
 int64_t getNumWarps(Operation *kernelOrModule);
 
-/// Set by tile-split-masked-loops on the loop of the masked last iterations
-/// (a block or two): passes that pay a prologue and an epilogue for a faster
-/// steady state skip it.
+/// Set by tile-split-masked-loops on the loop of the masked last iterations,
+/// or first ones (in a loop counting down), a block or two: passes that pay
+/// a prologue and an epilogue for a faster steady state skip them.
 constexpr llvm::StringLiteral kMaskedTailAttr = "tile.masked_tail";
+constexpr llvm::StringLiteral kMaskedHeadAttr = "tile.masked_head";
 
 /// The slot a TMA copy writes, for a tile.tma_copy or the scf.if that
 /// tile-tma-loads puts around one (no results, no else: a PERSISTENT

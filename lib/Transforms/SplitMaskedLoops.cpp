@@ -56,49 +56,66 @@ struct Range {
   int64_t lo = 0, hi = 0;
 };
 
+/// Where a mask is all true: in every iteration, in those with iv < x (the
+/// masked ones come last: a tail), or in those with iv >= x (a head).
+struct Bound {
+  enum Kind { Always, Below, AtOrAbove } kind = Always;
+  Value x;
+};
+
 /// Range analysis relative to one loop; builds bounds before the loop.
 class MaskBounds {
 public:
   MaskBounds(scf::ForOp loop, OpBuilder &pre) : loop(loop), pre(pre) {}
 
-  /// X such that iv < X makes `mask` all true; null when unknown.
-  Value bound(Value mask) {
+  /// Where `mask` is all true; nullopt when unknown.
+  std::optional<Bound> bound(Value mask) {
     if (auto c = getConstantIntValue(mask); c && *c)
-      return bigBound();
+      return Bound{};
     Operation *def = mask.getDefiningOp();
     if (!def)
-      return {};
+      return std::nullopt;
     if (isa<BroadcastOp, ExpandDimsOp, SplatOp>(def))
       return bound(def->getOperand(0));
     if (auto full = dyn_cast<FullOp>(def)) {
       auto v = dyn_cast<IntegerAttr>(full.getValue());
-      return v && v.getInt() ? bigBound() : Value();
+      return v && v.getInt() ? std::optional<Bound>(Bound{}) : std::nullopt;
     }
     if (isa<AndOp, arith::AndIOp>(def)) {
-      Value a = bound(def->getOperand(0)), b = bound(def->getOperand(1));
+      auto a = bound(def->getOperand(0)), b = bound(def->getOperand(1));
       if (!a || !b)
-        return {};
-      return arith::MinSIOp::create(pre, loop.getLoc(), a, b);
+        return std::nullopt;
+      if (a->kind == Bound::Always)
+        return b;
+      if (b->kind == Bound::Always)
+        return a;
+      if (a->kind != b->kind) // masked at both ends: left alone
+        return std::nullopt;
+      Location loc = loop.getLoc();
+      Value x = a->kind == Bound::Below
+                    ? arith::MinSIOp::create(pre, loc, a->x, b->x).getResult()
+                    : arith::MaxSIOp::create(pre, loc, a->x, b->x).getResult();
+      return Bound{a->kind, x};
     }
     if (auto cmp = dyn_cast<CmpOp>(def))
       return compare(toSigned(cmp.getPredicate()), cmp.getLhs(), cmp.getRhs());
     if (auto cmp = dyn_cast<arith::CmpIOp>(def))
       return compare(cmp.getPredicate(), cmp.getLhs(), cmp.getRhs());
-    return {};
+    return std::nullopt;
   }
 
-  /// X such that iv < X keeps every row of a tile.tma_wait's box valid:
-  /// its `valid` is `bound - y` (tile-tma-loads) and all `rows` rows are
-  /// kept iff y + rows - 1 < bound; null when unknown.
-  Value validBound(TmaWaitOp wait) {
+  /// Where a tile.tma_wait keeps every row of its box: its `valid` is
+  /// `bound - y` (tile-tma-loads) and all `rows` rows are kept iff
+  /// y + rows - 1 < bound; nullopt when unknown.
+  std::optional<Bound> validBound(TmaWaitOp wait) {
     auto sub = wait.getValid().getDefiningOp<arith::SubIOp>();
     if (!sub)
-      return {};
+      return std::nullopt;
     auto y = range(sub.getRhs()), b = range(sub.getLhs());
     if (!y || !b)
-      return {};
+      return std::nullopt;
     y->hi += wait.getType().getDimSize(1 - wait.getInnerDim()) - 1;
-    return lessThan(*y, *b);
+    return lessThan(*y, *b, 0);
   }
 
 private:
@@ -113,9 +130,6 @@ private:
   }
 
   Type ivType() { return loop.getInductionVar().getType(); }
-
-  /// An upper bound past every iteration: the loop's own upper bound.
-  Value bigBound() { return loop.getUpperBound(); }
 
   bool invariant(Value v) {
     if (auto arg = dyn_cast<BlockArgument>(v))
@@ -156,10 +170,11 @@ private:
     return std::nullopt;
   }
 
-  /// a + sign * b, when the induction variable's coefficient stays 0 or 1.
+  /// a + sign * b, when the induction variable's coefficient stays -1, 0
+  /// or 1.
   static std::optional<Range> combine(Range a, const Range &b, int64_t sign) {
     a.coef += sign * b.coef;
-    if (a.coef != 0 && a.coef != 1)
+    if (a.coef < -1 || a.coef > 1)
       return std::nullopt;
     for (auto [v, s] : b.terms)
       a.terms.push_back({v, s * sign});
@@ -189,41 +204,40 @@ private:
     return x;
   }
 
-  /// X such that iv < X makes every value of `l` less than every value of
-  /// `r`: iv + Lt + l.hi < Rt + r.lo, when only `l` grows with iv.
-  Value lessThan(const Range &l, const Range &r) {
-    if (l.coef == 1 && r.coef == 0)
-      return difference(r, l, r.lo - l.hi);
-    return {};
+  /// Where every value of `l` is less than every value of `r` + plus:
+  /// (l.coef - r.coef) * iv + Lt - Rt + k < 0 with k = l.hi - r.lo - plus.
+  /// Coefficient 1: iv < Rt - Lt - k; -1: iv >= Lt - Rt + k + 1; a mask
+  /// that does not move with iv is left alone.
+  std::optional<Bound> lessThan(const Range &l, const Range &r, int64_t plus) {
+    int64_t k = l.hi - r.lo - plus;
+    Value x;
+    switch (l.coef - r.coef) {
+    case 1:
+      x = difference(r, l, -k);
+      return x ? std::optional<Bound>(Bound{Bound::Below, x}) : std::nullopt;
+    case -1:
+      x = difference(l, r, k + 1);
+      return x ? std::optional<Bound>(Bound{Bound::AtOrAbove, x}) : std::nullopt;
+    default:
+      return std::nullopt;
+    }
   }
 
-  Value compare(std::optional<arith::CmpIPredicate> pred, Value lhs,
-                Value rhs) {
+  std::optional<Bound> compare(std::optional<arith::CmpIPredicate> pred,
+                               Value lhs, Value rhs) {
     using P = arith::CmpIPredicate;
     if (!pred)
-      return {};
+      return std::nullopt;
     auto l = range(lhs), r = range(rhs);
     if (!l || !r)
-      return {};
-    // All true iff max(L) < min(R) (lt) ... with L = coef*iv + ...; the
-    // bound exists when only the side that must stay small grows with iv.
+      return std::nullopt;
+    // All true iff max(L) < min(R) (lt), max(L) < min(R) + 1 (le), ...
     switch (*pred) {
-    case P::slt:
-      return lessThan(*l, *r);
-    case P::sle:
-      if (l->coef == 1 && r->coef == 0)
-        return difference(*r, *l, r->lo - l->hi + 1);
-      return {};
-    case P::sgt: // Lt + l.lo > iv + Rt + r.hi
-      if (l->coef == 0 && r->coef == 1)
-        return difference(*l, *r, l->lo - r->hi);
-      return {};
-    case P::sge:
-      if (l->coef == 0 && r->coef == 1)
-        return difference(*l, *r, l->lo - r->hi + 1);
-      return {};
-    default:
-      return {};
+    case P::slt: return lessThan(*l, *r, 0);
+    case P::sle: return lessThan(*l, *r, 1);
+    case P::sgt: return lessThan(*r, *l, 0);
+    case P::sge: return lessThan(*r, *l, 1);
+    default: return std::nullopt;
     }
   }
 
@@ -271,10 +285,12 @@ void dropMask(Operation *op, RewriterBase &rw) {
   });
 }
 
-/// `x` where it does not depend on tile.cta_member, else the smallest of
-/// its values over the CTA's `members` programs (its arithmetic cloned at
-/// `pre` for each member index); null when that cannot be built.
-Value smallestOverMembers(Value x, OpBuilder &pre, int64_t members) {
+/// `x` where it does not depend on tile.cta_member, else the smallest (or
+/// `largest`) of its values over the CTA's `members` programs (its
+/// arithmetic cloned at `pre` for each member index); null when that cannot
+/// be built.
+Value extremeOverMembers(Value x, OpBuilder &pre, int64_t members,
+                         bool largest) {
   Operation *def = x.getDefiningOp();
   if (members <= 1 || !def)
     return x;
@@ -293,7 +309,7 @@ Value smallestOverMembers(Value x, OpBuilder &pre, int64_t members) {
       dep.insert(op);
   if (!dep.contains(def))
     return x;
-  Value least;
+  Value best;
   for (int64_t m = 0; m < members; ++m) {
     IRMapping map;
     for (Operation *op : slice) {
@@ -309,9 +325,14 @@ Value smallestOverMembers(Value x, OpBuilder &pre, int64_t members) {
       pre.clone(*op, map);
     }
     Value v = map.lookup(x);
-    least = least ? arith::MinSIOp::create(pre, x.getLoc(), least, v).getResult() : v;
+    if (!best)
+      best = v;
+    else if (largest)
+      best = arith::MaxSIOp::create(pre, x.getLoc(), best, v);
+    else
+      best = arith::MinSIOp::create(pre, x.getLoc(), best, v);
   }
-  return least;
+  return best;
 }
 
 void split(scf::ForOp loop, RewriterBase &rw) {
@@ -331,44 +352,64 @@ void split(scf::ForOp loop, RewriterBase &rw) {
       op = prev;
     }
   };
-  SmallVector<unsigned> dropped; // positions in the body
-  llvm::DenseMap<Value, Value> boundOf; // a mask shared by several ops: once
-  Value x;
+  // Positions in the body of masked ops with a known bound, and the bound
+  // of each; a mask shared by several ops is bounded once (a wait's bound
+  // also depends on its box, so each wait has its own).
+  SmallVector<std::pair<unsigned, Bound>> known;
+  llvm::DenseMap<Value, std::optional<Bound>> boundOf;
+  bool anyHead = false;
   for (auto [i, op] : llvm::enumerate(loop.getBody()->getOperations())) {
     Value mask = maskOf(&op);
     if (!mask)
       continue;
-    // A mask shared by several ops is bounded once; a wait's bound also
-    // depends on its box, so each wait has its own.
-    bool fresh = true;
-    Value b;
+    std::optional<Bound> b;
     if (auto wait = dyn_cast<TmaWaitOp>(op)) {
       b = bounds.validBound(wait);
     } else {
-      auto [it, isNew] = boundOf.try_emplace(mask, Value());
+      auto [it, isNew] = boundOf.try_emplace(mask, std::nullopt);
       if (isNew)
         it->second = bounds.bound(mask);
-      fresh = isNew;
       b = it->second;
     }
     if (!b)
       continue;
-    dropped.push_back(i);
-    if (!fresh)
-      continue; // already in x
-    x = x ? arith::MinSIOp::create(pre, loop.getLoc(), x, b).getResult() : b;
+    known.push_back({unsigned(i), *b});
+    anyHead |= b->kind == Bound::AtOrAbove;
   }
+  // Masked first iterations are split off first (the rest is split again
+  // for masked last ones), else masked last iterations.
+  Bound::Kind kind = anyHead ? Bound::AtOrAbove : Bound::Below;
+  SmallVector<unsigned> dropped;
+  llvm::SmallPtrSet<Value, 8> seen;
+  Value x;
+  Location loc = loop.getLoc();
+  for (auto &[i, b] : known) {
+    if (b.kind != Bound::Always && b.kind != kind)
+      continue;
+    dropped.push_back(i);
+    if (!b.x || !seen.insert(b.x).second)
+      continue;
+    if (!x)
+      x = b.x;
+    else if (kind == Bound::Below)
+      x = arith::MinSIOp::create(pre, loc, x, b.x);
+    else
+      x = arith::MaxSIOp::create(pre, loc, x, b.x);
+  }
+  Value lb = loop.getLowerBound(), ub = loop.getUpperBound(),
+        step = loop.getStep();
+  if (!dropped.empty() && !x) // masks that are always true
+    x = kind == Bound::Below ? ub : lb;
   if (!dropped.empty())
     if (auto fn = loop->getParentOfType<func::FuncOp>())
-      x = smallestOverMembers(x, pre, getKernelParam(fn, "CTA_PROGRAMS", 1));
+      x = extremeOverMembers(x, pre, getKernelParam(fn, "CTA_PROGRAMS", 1),
+                             kind == Bound::AtOrAbove);
   if (dropped.empty() || !x) {
     eraseUnusedBounds();
     return;
   }
-  // split = clamp(lb + ceil((max(x, lb) - lb) / step) * step, lb, ub).
-  Location loc = loop.getLoc();
-  Value lb = loop.getLowerBound(), ub = loop.getUpperBound(),
-        step = loop.getStep();
+  // split = clamp(lb + ceil((max(x, lb) - lb) / step) * step, lb, ub): the
+  // first iteration at or past x.
   Value one = arith::ConstantOp::create(pre, loc, IntegerAttr::get(lb.getType(), 1));
   Value dist = arith::SubIOp::create(pre, loc,
                                      arith::MaxSIOp::create(pre, loc, x, lb), lb);
@@ -382,22 +423,29 @@ void split(scf::ForOp loop, RewriterBase &rw) {
   Value splitIv = arith::MaxSIOp::create(
       pre, loc, lb, arith::MinSIOp::create(pre, loc, at, ub));
 
-  // First loop: a clone with the masks gone, ending at the split.
+  // The loop before the split is a clone of the original: unmasked for a
+  // tail split, the masked head for a head split; the original runs from the
+  // split on, continuing the first's state.
   rw.setInsertionPoint(loop);
   auto first = cast<scf::ForOp>(rw.clone(*loop));
   first.getUpperBoundMutable().assign(splitIv);
+  scf::ForOp unmasked = kind == Bound::Below ? first : loop;
   SmallVector<Operation *> body;
-  for (Operation &op : first.getBody()->getOperations())
+  for (Operation &op : unmasked.getBody()->getOperations())
     body.push_back(&op);
   for (unsigned i : dropped)
     dropMask(body[i], rw);
-  // Second loop: the original, from the split, continuing the first's state.
   rw.modifyOpInPlace(loop, [&] {
     loop.getLowerBoundMutable().assign(splitIv);
     loop.getInitArgsMutable().assign(first.getResults());
-    loop->setAttr(kMaskedTailAttr, rw.getUnitAttr());
   });
+  if (kind == Bound::Below)
+    loop->setAttr(kMaskedTailAttr, rw.getUnitAttr());
+  else
+    first->setAttr(kMaskedHeadAttr, rw.getUnitAttr());
   eraseUnusedBounds();
+  if (kind == Bound::AtOrAbove)
+    split(loop, rw); // masks at the other end
 }
 
 struct SplitMaskedLoopsPass

@@ -116,6 +116,18 @@ bool nonNegative(Value v) {
     return false;
   if (isa<ProgramIdOp>(def))
     return true;
+  // c - iv of a loop with a positive step and a constant upper bound
+  // ub <= c + 1 (a loop counting down: `range(top, -1, -BN)`).
+  if (auto sub = dyn_cast<arith::SubIOp>(def)) {
+    auto c = constantOf(sub.getLhs());
+    auto arg = dyn_cast<BlockArgument>(sub.getRhs());
+    auto loop = arg ? dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp())
+                    : scf::ForOp();
+    if (!c || !loop || arg != loop.getInductionVar())
+      return false;
+    auto step = constantOf(loop.getStep()), ub = constantOf(loop.getUpperBound());
+    return step && *step > 0 && ub && *ub <= *c + 1;
+  }
   if (isa<arith::AddIOp, arith::MulIOp, AddOp, MulOp>(def))
     return nonNegative(def->getOperand(0)) && nonNegative(def->getOperand(1));
   if (isa<arith::MaxSIOp, MaxOp>(def))
