@@ -126,6 +126,19 @@ done
 [[ -x $DEST/bin/tile-gpu-tests ]] && run_step tile-gpu-tests-persistent-producer "$DEST/bin/tile-gpu-tests" \
   --tile "$TILEC_FLASH_FWD_TILE" --define PERSISTENT=true --define BM=128 --define BN=128 \
   --define NUM_WARPS=8 --define PRODUCER=true ${GPU_TEST_ARGS:-}
+# Key blocks last to first (REVERSE): a loop counting down, its masked first
+# blocks split off (two of them with BN = 64 < BM = 128).
+# shellcheck disable=SC2086
+[[ -x $DEST/bin/tile-gpu-tests ]] && run_step tile-gpu-tests-reverse "$DEST/bin/tile-gpu-tests" \
+  --tile "$TILEC_FLASH_FWD_TILE" --define REVERSE=true ${GPU_TEST_ARGS:-}
+# shellcheck disable=SC2086
+[[ -x $DEST/bin/tile-gpu-tests ]] && run_step tile-gpu-tests-reverse-bn64 "$DEST/bin/tile-gpu-tests" \
+  --tile "$TILEC_FLASH_FWD_TILE" --define REVERSE=true --define BM=128 --define BN=64 \
+  --define NUM_WARPS=8 ${GPU_TEST_ARGS:-}
+# shellcheck disable=SC2086
+[[ -x $DEST/bin/tile-gpu-tests ]] && run_step tile-gpu-tests-reverse-persistent-producer "$DEST/bin/tile-gpu-tests" \
+  --tile "$TILEC_FLASH_FWD_TILE" --define REVERSE=true --define PERSISTENT=true --define BM=128 \
+  --define BN=128 --define NUM_WARPS=8 --define PRODUCER=true ${GPU_TEST_ARGS:-}
 # Three programs per CTA sharing one producer's K/V copies (CTA_PROGRAMS),
 # 16-bit configs (f32 has no TMA copies).
 # shellcheck disable=SC2086

@@ -124,7 +124,12 @@ def TileSplitMaskedLoops : Pass<"tile-split-masked-loops", "mlir::ModuleOp"> {
     invariant ones, e.g. `keys < seqlen` or a causal `rows >= keys`) are
     dropped in a first copy of the loop that runs up to that bound; the
     original loop runs the remaining iterations from the first one's
-    results. Loops with no such mask are left alone.
+    results (`tile.masked_tail`). Masks that hold from a bound on instead
+    (a loop counting down, `range(top, -1, -BN)`: `keys < seqlen` and the
+    causal mask fail only in its first blocks) split the other way: the
+    masked first iterations (`tile.masked_head`), then the rest without
+    them. A mask that fails at both ends is left alone, as are loops with no
+    such mask.
   }];
   let dependentDialects = ["mlir::tile::TileDialect", "mlir::arith::ArithDialect",
                            "mlir::scf::SCFDialect"];

@@ -18,11 +18,20 @@
 // is marked `tile.masked_tail` (a few iterations: later passes that pay a
 // prologue and an epilogue for a faster steady state leave it alone).
 //
+// A mask can instead hold from a bound on, iv >= X (a loop counting down:
+// `range(top, -1, -BN)` runs j from -top with keys = -j + iota, so
+// `keys < seqlen` and a causal `rows >= keys` fail in its first blocks).
+// Such masks split the other way, at the first iteration at or past
+// max(X): the masked first iterations (the original body, marked
+// `tile.masked_head`), then the rest with those masks gone, which is split
+// again for masks of the first kind. A mask that fails at both ends (an
+// `and` of the two kinds) is left alone.
+//
 // Masks it understands are built with tile.and, broadcast, expand_dims and
 // splat from comparisons (lt, le, gt, ge; signed) of integer tiles of the
-// form `c * iv + invariant + [lo, hi]` (c in {0, 1}): iota, splat, add,
-// constants and loop-invariant scalars. A comparison whose left side grows
-// with iv and whose right side does not (or the mirror for gt/ge) gives X;
+// form `c * iv + invariant + [lo, hi]` (c in {-1, 0, 1}): iota, splat, add,
+// sub, constants and loop-invariant scalars. A comparison whose sides'
+// coefficients differ by one gives X (which kind depends on the sign);
 // anything else leaves the mask alone. Integer arithmetic is assumed not to
 // wrap, as in the program itself. Both loops see the same induction-variable
 // values as the original, so iteration-indexed state (TMA stages and
@@ -30,8 +39,9 @@
 //
 // With CTA_PROGRAMS = G > 1 the G programs of a CTA share the TMA copies
 // of their loops, so a split that depends on tile.cta_member (causal rows)
-// is taken at the smallest of its G values instead: every program's first
-// loop then stops at the same iteration (any earlier split is as correct).
+// is taken at the smallest of its G values instead (the largest for a
+// masked head): every program's loops then split at the same iteration
+// (any split with fewer unmasked iterations is as correct).
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Transforms/Passes.h"
