@@ -408,8 +408,8 @@ void split(scf::ForOp loop, RewriterBase &rw) {
   }
   Value lb = loop.getLowerBound(), ub = loop.getUpperBound(),
         step = loop.getStep();
-  if (!dropped.empty() && !x) // masks that are always true
-    x = kind == Bound::Below ? ub : lb;
+  if (!dropped.empty() && !x) // only masks that are always true: no tail
+    x = ub;
   if (!dropped.empty())
     if (auto fn = loop->getParentOfType<func::FuncOp>())
       x = extremeOverMembers(x, pre, getKernelParam(fn, "CTA_PROGRAMS", 1),

@@ -100,33 +100,39 @@ bool isZero(Value v) {
   return false;
 }
 
+/// The scf.for whose induction variable `v` is, when its step is a positive
+/// constant (so that lb <= iv < ub); null otherwise.
+scf::ForOp risingLoopOf(Value v) {
+  auto arg = dyn_cast<BlockArgument>(v);
+  auto loop = arg ? dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp())
+                  : scf::ForOp();
+  auto step = loop ? constantOf(loop.getStep()) : std::nullopt;
+  return loop && arg == loop.getInductionVar() && step && *step > 0
+             ? loop
+             : scf::ForOp();
+}
+
 /// Scalars a row index may start at without TMA (which reads negative rows
 /// as zero) and the masked load disagreeing.
 bool nonNegative(Value v) {
   if (auto c = constantOf(v))
     return *c >= 0;
-  if (auto arg = dyn_cast<BlockArgument>(v)) {
-    auto loop = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp());
-    auto step = loop ? constantOf(loop.getStep()) : std::nullopt;
-    return loop && arg == loop.getInductionVar() && step && *step > 0 &&
-           nonNegative(loop.getLowerBound());
+  if (isa<BlockArgument>(v)) {
+    scf::ForOp loop = risingLoopOf(v);
+    return loop && nonNegative(loop.getLowerBound());
   }
   Operation *def = v.getDefiningOp();
   if (!def)
     return false;
   if (isa<ProgramIdOp>(def))
     return true;
-  // c - iv of a loop with a positive step and a constant upper bound
-  // ub <= c + 1 (a loop counting down: `range(top, -1, -BN)`).
+  // c - iv with iv < ub <= c + 1 (a loop counting down:
+  // `range(top, -1, -BN)`).
   if (auto sub = dyn_cast<arith::SubIOp>(def)) {
     auto c = constantOf(sub.getLhs());
-    auto arg = dyn_cast<BlockArgument>(sub.getRhs());
-    auto loop = arg ? dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp())
-                    : scf::ForOp();
-    if (!c || !loop || arg != loop.getInductionVar())
-      return false;
-    auto step = constantOf(loop.getStep()), ub = constantOf(loop.getUpperBound());
-    return step && *step > 0 && ub && *ub <= *c + 1;
+    scf::ForOp loop = risingLoopOf(sub.getRhs());
+    auto ub = loop ? constantOf(loop.getUpperBound()) : std::nullopt;
+    return c && ub && *ub <= *c + 1;
   }
   if (isa<arith::AddIOp, arith::MulIOp, AddOp, MulOp>(def))
     return nonNegative(def->getOperand(0)) && nonNegative(def->getOperand(1));
