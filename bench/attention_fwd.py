@@ -581,32 +581,36 @@ def time_ms(fn, inputs, min_runs, min_ms):
     t0 = time.perf_counter()
     for i in range(5):
         fn(*inputs[i % len(inputs)])
+    enqueue_ms = (time.perf_counter() - t0) * 1e3 / 5  # host time per call
     torch.cuda.synchronize()
     est = (time.perf_counter() - t0) * 1e3 / 5
     n = max(min_runs, math.ceil(min_ms / max(est, 1e-3)))
     ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
           for _ in range(n)]
-    # The events time the GPU, not the host: a timestamp is taken when the GPU
-    # reaches the event in the stream. fn's host work between a.record() and
-    # its launch (torch.empty for the outputs; for tilec, packing the arguments
-    # and encoding the tensor maps, a few microseconds each) delays that
-    # launch, but while the host enqueues faster than the GPU drains (the loop
-    # below never waits), a is reached only when the previous kernel finishes
-    # and the kernel is already queued behind it: a..b is then the kernel
-    # alone. Only the first pair, recorded on an idle GPU, includes host time;
-    # the median ignores it. The check after the loop reports the one case
-    # where that reasoning fails: a host slower per call than the GPU.
-    t0 = time.perf_counter()
+    # The events time the GPU: a timestamp is taken when the GPU reaches the
+    # event in the stream. fn's host work between a.record() and its launch
+    # (torch.empty for the outputs; for tilec, packing the arguments and
+    # encoding the tensor maps; tens of microseconds) is outside a..b only
+    # while the host enqueues ahead of the GPU, so that a is reached when the
+    # previous kernel finishes and the kernel is already queued behind it.
+    # A sleep kernel queued first holds the GPU while the host enqueues
+    # (twice the estimated enqueue time of the n calls, at ~2 GHz), so that a
+    # host as slow as the GPU, or slowed down for a moment, does not add its
+    # time to the GPU's. The gaps between consecutive pairs, measured on the
+    # GPU, say whether that held.
+    sleep_ms = min(2.0 * n * max(enqueue_ms, 0.02), 1000.0)
+    if hasattr(torch.cuda, "_sleep"):  # PyTorch's spin kernel (its tests use it)
+        torch.cuda._sleep(int(sleep_ms * 2e6))
     for i, (a, b) in enumerate(ev):
         a.record()
         fn(*inputs[i % len(inputs)])
         b.record()
-    host_ms = (time.perf_counter() - t0) * 1e3 / n  # enqueue time per call
     torch.cuda.synchronize()
     ms = statistics.median(a.elapsed_time(b) for a, b in ev)
-    if host_ms > 0.8 * ms:
-        print(f"  warning: host enqueue {host_ms:.3f} ms/call vs GPU {ms:.3f} ms/call: the GPU may "
-              "have waited for the host, so the latency may include host time", file=sys.stderr)
+    gap = max((ev[i - 1][1].elapsed_time(ev[i][0]) for i in range(1, n)), default=0.0)
+    if gap > max(0.02, 0.05 * ms):  # back-to-back kernels leave a few us
+        print(f"  warning: the GPU waited up to {gap:.3f} ms for the host between calls "
+              f"({ms:.3f} ms/call): the latency may include host time", file=sys.stderr)
     return ms, n
 
 
