@@ -14,9 +14,10 @@ namespace mlir::tile {
 /// The warp count of a kernel (its `tile.num_warps`, default 4).
 int64_t getNumWarps(Operation *kernelOrModule);
 
-/// Set by tile-split-masked-loops on the loop of the masked last iterations,
-/// or first ones (in a loop counting down), a block or two: passes that pay
-/// a prologue and an epilogue for a faster steady state skip them.
+/// Set by tile-split-masked-loops on the loop of the masked last iterations
+/// (tail) or, in a loop counting down, first ones (head): a block or two,
+/// which passes that pay a prologue and an epilogue for a faster steady
+/// state skip (tile-overlap-dots).
 constexpr llvm::StringLiteral kMaskedTailAttr = "tile.masked_tail";
 constexpr llvm::StringLiteral kMaskedHeadAttr = "tile.masked_head";
 
