@@ -40,8 +40,8 @@
 // What this buys is in the other passes: TMA rings continue from one
 // program's loop to the next (tile-tma-loads carries the copy count), so
 // with a producer warpgroup the next program's first K/V copies overlap
-// this one's epilogue, and the launch has no tail of partial waves. Q with
-// TMA (TMA_A) is filled once per launch and is not supported here.
+// this one's epilogue, and the launch has no tail of partial waves; Q with
+// TMA (TMA_A) is copied once per program into a slot of its own.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Transforms/Passes.h"
@@ -61,9 +61,6 @@ namespace {
 LogicalResult makePersistent(func::FuncOp fn) {
   if (!fn.getBody().hasOneBlock())
     return fn.emitError("PERSISTENT = true needs a kernel body of one block");
-  if (getKernelParam(fn, "TMA_A", false))
-    return fn.emitError("PERSISTENT = true does not support TMA_A = true "
-                        "(its one-stage slot is filled once per launch)");
   SmallVector<Operation *> ids;
   fn.walk([&](Operation *op) {
     if (isa<ProgramIdOp, NumProgramsOp>(op))

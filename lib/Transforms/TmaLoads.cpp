@@ -32,7 +32,11 @@
 // flash_fwd) becomes one copy into a one-stage slot that wgmma reads in
 // place, where it fits with the rings in 224 KiB: its registers go back to
 // the loop (at D = 128, BM = BN = 128, 8 warps: 248 -> 229; timing
-// unchanged on H100, bench/NOTES.md entry 23).
+// unchanged on H100, bench/NOTES.md entry 23). In a PERSISTENT kernel
+// such a load in the body of the loop over programs is copied once per
+// program, by the program's own warps (each of CTA_PROGRAMS programs has
+// its own slot; tile-warp-specialize leaves these copies in place): the
+// loop counts its programs and copy n waits for barrier phase n % 2.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Analysis/AxisInfo.h"
@@ -112,6 +116,18 @@ scf::ForOp risingLoopOf(Value v) {
              : scf::ForOp();
 }
 
+/// One of the logical grid's sizes tile-persistent appends to a
+/// PERSISTENT kernel's parameters (grid_x, grid_y, grid_z).
+bool isGridParam(Value v) {
+  auto arg = dyn_cast<BlockArgument>(v);
+  auto fn = arg ? dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp())
+                : func::FuncOp();
+  if (!fn || !fn->hasAttr(kPersistentAttr))
+    return false;
+  auto name = fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "tile.name");
+  return name && name.getValue().starts_with("grid_");
+}
+
 /// Scalars a row index may start at without TMA (which reads negative rows
 /// as zero) and the masked load disagreeing.
 bool nonNegative(Value v) {
@@ -119,13 +135,38 @@ bool nonNegative(Value v) {
     return *c >= 0;
   if (isa<BlockArgument>(v)) {
     scf::ForOp loop = risingLoopOf(v);
+    // tile-persistent's loop steps by num_programs(0) > 0.
+    auto owner = dyn_cast<scf::ForOp>(
+        cast<BlockArgument>(v).getOwner()->getParentOp());
+    if (!loop && owner && owner.getInductionVar() == v &&
+        owner->hasAttr(kPersistentAttr))
+      loop = owner;
     return loop && nonNegative(loop.getLowerBound());
   }
   Operation *def = v.getDefiningOp();
   if (!def)
     return false;
-  if (isa<ProgramIdOp>(def))
+  if (isa<ProgramIdOp, CtaMemberOp>(def))
     return true;
+  if (isa<arith::RemUIOp, arith::DivUIOp>(def))
+    return nonNegative(def->getOperand(0));
+  // a - min(x, a) with x >= 0 (a query block counted from the last one,
+  // tile-persistent's program_id(0) clamped to gx - 1); gx - 1 itself,
+  // as tile-persistent's loop runs no program where gx = 0.
+  if (auto sub = dyn_cast<arith::SubIOp>(def)) {
+    if (isGridParam(sub.getLhs()) && constantOf(sub.getRhs()) == 1)
+      return true;
+    Operation *mn = sub.getRhs().getDefiningOp();
+    if (isa_and_nonnull<arith::MinSIOp, arith::MinUIOp>(mn)) {
+      // (Unsigned: both operands >= 0, so that it is the signed minimum.)
+      Value a = sub.getLhs(), x = mn->getOperand(0), y = mn->getOperand(1);
+      bool uns = isa<arith::MinUIOp>(mn);
+      if (y == a && nonNegative(x) && (!uns || nonNegative(a)))
+        return true;
+      if (x == a && nonNegative(y) && (!uns || nonNegative(a)))
+        return true;
+    }
+  }
   // c - iv with iv < ub <= c + 1 (a loop counting down:
   // `range(top, -1, -BN)`).
   if (auto sub = dyn_cast<arith::SubIOp>(def)) {
@@ -135,6 +176,8 @@ bool nonNegative(Value v) {
     return c && ub && *ub <= *c + 1;
   }
   if (isa<arith::AddIOp, arith::MulIOp, AddOp, MulOp>(def))
+    return nonNegative(def->getOperand(0)) && nonNegative(def->getOperand(1));
+  if (isa<arith::MinSIOp, arith::MinUIOp>(def))
     return nonNegative(def->getOperand(0)) && nonNegative(def->getOperand(1));
   if (isa<arith::MaxSIOp, MaxOp>(def))
     return nonNegative(def->getOperand(0)) || nonNegative(def->getOperand(1));
@@ -269,16 +312,27 @@ std::optional<Match> match(scf::ForOp loop, LoadOp load,
   return matchBox(loop, load, dot, axes);
 }
 
-/// A load outside loops (in the kernel's body) that only A operands of
-/// dots read, K contiguous, each dot's B read from a slot (`slotDots`):
-/// one copy into a one-stage slot, read in place by wgmma (Q of
-/// flash_fwd: its registers go to the softmax).
+/// The loop over programs of a PERSISTENT kernel (tile-persistent's, in
+/// the kernel's body) whose body holds `op`; null otherwise.
+scf::ForOp programLoopOf(Operation *op) {
+  auto loop = dyn_cast<scf::ForOp>(op->getParentOp());
+  return loop && loop->hasAttr(kPersistentAttr) &&
+                 isa<func::FuncOp>(loop->getParentOp())
+             ? loop
+             : scf::ForOp();
+}
+
+/// A load outside loops (in the kernel's body, or in the body of the
+/// loop over programs of a PERSISTENT kernel: once per program) that only
+/// A operands of dots read, K contiguous, each dot's B read from a slot
+/// (`slotDots`): one copy into a one-stage slot, read in place by wgmma
+/// (Q of flash_fwd: its registers go to the softmax).
 std::optional<Match> matchA(LoadOp load, const DenseSet<Operation *> &slotDots,
                             const AxisAnalysis &axes) {
   auto type = cast<TileType>(load.getType());
   if (type.getRank() != 2 || load.use_empty() ||
       !(type.getElementType().isBF16() || type.getElementType().isF16()) ||
-      !isa<func::FuncOp>(load->getParentOp()))
+      !(isa<func::FuncOp>(load->getParentOp()) || programLoopOf(load)))
     return std::nullopt;
   DotOp dot;
   for (Operation *user : load->getUsers()) {
@@ -606,19 +660,50 @@ LogicalResult rewrite(scf::ForOp loop, Match mt, int64_t slot,
   return success();
 }
 
-/// A load outside loops (matchA) as one copy into a one-stage slot and its
-/// wait, where the load was.
+/// The loop over programs gets an i32 iter_arg counting the programs run
+/// before this one (0, 1, ...); returns it.
+Value programCount(scf::ForOp loop) {
+  Location loc = loop.getLoc();
+  IRRewriter rw(loop->getContext());
+  rw.setInsertionPoint(loop);
+  Value zero = arith::ConstantOp::create(rw, loc, rw.getI32IntegerAttr(0));
+  SmallVector<NamedAttribute> attrs(loop->getDiscardableAttrs());
+  auto grown = loop.replaceWithAdditionalYields(
+      rw, zero, /*replaceInitOperandUsesInLoop=*/false,
+      [&](OpBuilder &b, Location l, ArrayRef<BlockArgument> args) {
+        Value one = arith::ConstantOp::create(b, l, b.getI32IntegerAttr(1));
+        return SmallVector<Value>{arith::AddIOp::create(b, l, args.front(), one)};
+      });
+  auto newLoop = cast<scf::ForOp>(grown->getOperation());
+  for (NamedAttribute a : attrs)
+    newLoop->setDiscardableAttr(a.getName(), a.getValue());
+  return newLoop.getRegionIterArgs().back();
+}
+
+/// A load of matchA as one copy into a one-stage slot and its wait, where
+/// the load was. In the loop over programs, copy n of the slot (the n-th
+/// program this one runs) completes phase n of its barrier: the wait's
+/// parity is n % 2.
 LogicalResult rewriteA(Match mt, int64_t slot) {
+  Location loc = mt.load.getLoc();
+  Value count;
+  if (scf::ForOp programs = programLoopOf(mt.load))
+    count = programCount(programs);
   OpBuilder b(mt.load);
   IRMapping none;
   FailureOr<BoxOrigin> origin = boxOrigin(b, nullptr, mt, none);
   if (failed(origin))
     return failure();
-  Location loc = mt.load.getLoc();
   Value zero = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0));
   Value yes = arith::ConstantOp::create(b, loc, b.getBoolAttr(true));
-  createCopy(b, mt, *origin, origin->y0, zero, yes, slot, /*stages=*/1);
-  replaceByWait(b, mt, zero, zero, origin->y0, slot);
+  Value iter = count ? count : zero;
+  Value parity =
+      count ? arith::AndIOp::create(
+                  b, loc, count,
+                  arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(1)))
+            : zero;
+  createCopy(b, mt, *origin, origin->y0, iter, yes, slot, /*stages=*/1);
+  replaceByWait(b, mt, zero, parity, origin->y0, slot);
   return success();
 }
 
@@ -679,10 +764,10 @@ struct TmaLoadsPass : public mlir::tile::impl::TileTmaLoadsBase<TmaLoadsPass> {
         slotDots.insert(m.second.dot);
       SmallVector<Match> aMatches;
       if (!slotDots.empty() && getKernelParam(fn, "TMA_A", false))
-        for (Operation &op : fn.getBody().front())
-          if (auto ld = dyn_cast<LoadOp>(op))
-            if (std::optional<Match> m = matchA(ld, slotDots, axes))
-              aMatches.push_back(*m);
+        fn.walk([&](LoadOp ld) {
+          if (std::optional<Match> m = matchA(ld, slotDots, axes))
+            aMatches.push_back(*m);
+        });
       // Stages: the kernel's TMA_STAGES (default 2), fewer where the
       // rings would not fit in kRingBudget; the one-stage A slots only
       // where they fit with the rings in kTmaSharedBudget.
@@ -695,8 +780,11 @@ struct TmaLoadsPass : public mlir::tile::impl::TileTmaLoadsBase<TmaLoadsPass> {
       int64_t stages = getKernelParam(fn, "TMA_STAGES", 2);
       while (stages > 2 && stages * stageBytes > kRingBudget)
         --stages;
+      // A slot in the loop over programs: one per program of the CTA.
       for (Match m : aMatches)
-        aBytes += bytesOf(m);
+        aBytes += bytesOf(m) * (programLoopOf(m.load)
+                                    ? getKernelParam(fn, "CTA_PROGRAMS", 1)
+                                    : 1);
       if (stages * stageBytes + aBytes > kTmaSharedBudget)
         aMatches.clear();
       // Last first, so that the copies at the top of a loop body come out

@@ -5,7 +5,9 @@
 // body becomes the consumer region of one tile.warp_specialize; its
 // producer region, run by one more warpgroup, is a slice of the body:
 //
-//   * every tile.tma_copy, marked `producer`;
+//   * every tile.tma_copy, marked `producer` (but a one-stage slot's copy
+//     in the loop over programs of a PERSISTENT kernel, TMA_A: each
+//     program copies its own operand into its own slot);
 //   * the scf.for and scf.if ops around them (bounds, conditions), with
 //     only the iter_args and results that the copies need;
 //   * the scalar ops (memory-effect free, no regions) computing all that.
@@ -242,9 +244,22 @@ struct WarpSpecializePass
       signalPassFailure();
   }
 
+  /// A one-stage slot's copy in the loop over programs (TMA_A in a
+  /// PERSISTENT kernel): each program copies its own operand into its own
+  /// slot, so the copy stays with the program's warps.
+  static bool isProgramCopy(TmaCopyOp c) {
+    return c.getStages() == 1 && c->getParentOfType<scf::ForOp>();
+  }
+
   LogicalResult specialize(func::FuncOp fn) {
     SmallVector<TmaCopyOp> copies;
-    fn.walk([&](TmaCopyOp c) { copies.push_back(c); });
+    DenseSet<int64_t> programSlots;
+    fn.walk([&](TmaCopyOp c) {
+      if (isProgramCopy(c))
+        programSlots.insert(c.getSlot());
+      else
+        copies.push_back(c);
+    });
     if (copies.empty()) {
       if (getKernelParam(fn, "CTA_PROGRAMS", 1) > 1)
         return fn.emitError("CTA_PROGRAMS > 1 needs TMA copies (of K and V, "
@@ -268,7 +283,7 @@ struct WarpSpecializePass
                               "which the producer warpgroup cannot compute "
                               "(a tile, or an op with memory effects or regions)");
       }
-    if (failed(checkSharedRings(fn)))
+    if (failed(checkSharedRings(fn, programSlots)))
       return failure();
 
     // The body (but its return) becomes the consumer region.
@@ -303,7 +318,8 @@ struct WarpSpecializePass
   /// on tile.cta_member (then every program of the CTA waits for, and
   /// releases, each copy exactly once, as the producer counts). The
   /// releases come later, next to the waits' dots.
-  static LogicalResult checkSharedRings(func::FuncOp fn) {
+  static LogicalResult checkSharedRings(func::FuncOp fn,
+                                        const DenseSet<int64_t> &programSlots) {
     if (getKernelParam(fn, "CTA_PROGRAMS", 1) <= 1)
       return success();
     DenseSet<Value> dep; // values that depend on tile.cta_member
@@ -361,7 +377,8 @@ struct WarpSpecializePass
       return success();
     };
     WalkResult r = fn.walk([&](Operation *op) {
-      if (isa<TmaWaitOp>(op) && failed(check(op)))
+      auto w = dyn_cast<TmaWaitOp>(op);
+      if (w && !programSlots.contains(w.getSlot()) && failed(check(op)))
         return WalkResult::interrupt();
       return WalkResult::advance();
     });

@@ -34,13 +34,21 @@ struct TmaSlot {
   /// Whether the slot has empty barriers: rings of three or more stages,
   /// and of two in warp-specialized kernels.
   bool hasEmpty = false;
+  /// A one-stage slot in a kernel of CTA_PROGRAMS > 1: one buffer and
+  /// barrier per program of the CTA (its "stage" is tile.cta_member).
+  bool perMember = false;
+  int64_t members = 1; ///< buffers per stage (perMember: the CTA's programs)
+  Value member;        ///< perMember: tile.cta_member (KernelInfo::member)
   Value map;     ///< i64 generic address of its tensor map (a kernel parameter)
-  /// i32 addresses of stage `stage` (an i32 value in [0, stages)).
+  /// i32 addresses of stage `stage` (an i32 value in [0, stages); of this
+  /// program's buffer in a perMember slot).
   Value bufferOf(OpBuilder &b, Location loc, Value stage) const;
   Value barrierOf(OpBuilder &b, Location loc, Value stage) const;
   Value emptyOf(OpBuilder &b, Location loc, Value stage) const;
   /// Full barriers, then (hasEmpty) empty ones.
-  int64_t numBarriers() const { return hasEmpty ? 2 * stages : stages; }
+  int64_t numBarriers() const {
+    return hasEmpty ? 2 * stages : stages * members;
+  }
 };
 
 /// Per-kernel values created at the top of each gpu.func.

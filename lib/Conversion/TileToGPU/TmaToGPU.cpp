@@ -17,7 +17,10 @@
 // 64-element slab of a row); every thread waits on the barrier's phase
 // parity, then the rows past the valid ones are zeroed. wgmma reads the
 // slot in place, as a dot's B or (K contiguous) A operand (WgmmaToGPU.cpp),
-// so tma_wait yields no registers.
+// so tma_wait yields no registers. A one-stage slot in a kernel running
+// CTA_PROGRAMS > 1 programs per CTA has a buffer and a barrier per
+// program (TMA_A in the loop over programs): lane 0 of each program's
+// first warp copies, after the program's own barrier.
 //
 // Warp-specialized kernels (tile.warp_specialize): every ring has empty
 // barriers, one arrival per consumer warp at each tile.tma_release (placed
@@ -154,12 +157,16 @@ struct TmaCopyLowering : TilePattern<TmaCopyOp> {
     // Thread 0 (lane 0 of the producer warp) starts the copy where `pred`
     // holds.
     bool producer = op.getProducer();
-    if (producer != ki.specialized)
+    // A one-stage slot's copy stays with the program's warps (TMA_A in a
+    // PERSISTENT kernel, tile-warp-specialize).
+    if (producer != ki.specialized && !(ki.specialized && slot.stages == 1))
       return op.emitError(producer ? "producer copy outside tile.warp_specialize"
                                    : "a copy of a warp-specialized kernel "
                                      "outside its producer region");
+    // With several programs per CTA each one's lane 0 of its warp 0.
+    bool ownWarp0 = !producer && ki.members > 1;
     Value go = arith::AndIOp::create(
-        rw, loc, producer ? isLane0(rw, loc, ki) : ki.isFirstThread,
+        rw, loc, producer || ownWarp0 ? isLane0(rw, loc, ki) : ki.isFirstThread,
         arith::ExtUIOp::create(rw, loc, rw.getI32Type(), a.getPred()));
     int64_t stages = slot.stages; // setupTmaSlots: every copy of a slot agrees
     Value stage = arith::RemUIOp::create(rw, loc, a.getIter(), c32(stages));
@@ -208,7 +215,8 @@ struct TmaCopyLowering : TilePattern<TmaCopyOp> {
     // that reaches it.
     auto inWarp0 = scf::IfOp::create(
         rw, loc,
-        arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::eq, ki.ctaWarp,
+        arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::eq,
+                              ownWarp0 ? ki.warp : ki.ctaWarp,
                               c32(producer ? ki.consumerWarps() : 0)),
         /*withElseRegion=*/false);
     rw.setInsertionPoint(inWarp0.thenBlock()->getTerminator());
@@ -353,11 +361,14 @@ LogicalResult lowering::setupTmaSlots(gpu::GPUFuncOp fn, KernelInfo &k) {
     k.slots[s].stageBytes = roundUp(bytes[s], 1024);
     k.slots[s].stages = stages[s];
     k.slots[s].hasEmpty = stages[s] > 2 || (k.specialized && stages[s] == 2);
-    off += stages[s] * k.slots[s].stageBytes;
+    k.slots[s].perMember = stages[s] == 1 && k.members > 1;
+    k.slots[s].members = k.slots[s].perMember ? k.members : 1;
+    k.slots[s].member = k.member;
+    off += stages[s] * k.slots[s].members * k.slots[s].stageBytes;
   }
   for (int64_t s = 0; s < numSlots; ++s) {
     k.slots[s].barrier = at(off);
-    k.slots[s].empty = at(off + 8 * stages[s]);
+    k.slots[s].empty = at(off + 8 * stages[s] * k.slots[s].members);
     off += 8 * k.slots[s].numBarriers();
   }
   k.persistentBytes = roundUp(1024 + off, 128);
@@ -373,7 +384,8 @@ LogicalResult lowering::setupTmaSlots(gpu::GPUFuncOp fn, KernelInfo &k) {
     for (int64_t st = 0; st < k.slots[s].numBarriers(); ++st) {
       init += "@p mbarrier.init.shared::cta.b64 [$" +
               std::to_string(bars.size() + 1) + "], " +
-              std::to_string(st < stages[s] ? 1 : warps) + ";\n";
+              std::to_string(st < stages[s] * k.slots[s].members ? 1 : warps) +
+              ";\n";
       bars.push_back(arith::AddIOp::create(b, loc, k.slots[s].barrier,
                                            i32Const(b, loc, 8 * st)));
       cons += bars.size() > 1 ? ",r" : "r";
@@ -386,11 +398,11 @@ LogicalResult lowering::setupTmaSlots(gpu::GPUFuncOp fn, KernelInfo &k) {
 }
 
 Value lowering::TmaSlot::bufferOf(OpBuilder &b, Location loc, Value stage) const {
-  return offsetBy(b, loc, buffer, stage, stageBytes);
+  return offsetBy(b, loc, buffer, perMember ? member : stage, stageBytes);
 }
 
 Value lowering::TmaSlot::barrierOf(OpBuilder &b, Location loc, Value stage) const {
-  return offsetBy(b, loc, barrier, stage, 8);
+  return offsetBy(b, loc, barrier, perMember ? member : stage, 8);
 }
 
 Value lowering::TmaSlot::emptyOf(OpBuilder &b, Location loc, Value stage) const {
