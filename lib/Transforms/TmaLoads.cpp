@@ -546,20 +546,35 @@ std::optional<int64_t> mlir::tile::tmaCopySlot(Operation *op) {
 }
 
 namespace {
+/// A new i32 iter_arg of `loop`, 0 at entry, that each iteration adds
+/// `step(b, loc)` to (built at the end of the body); returns it. The
+/// loop's discardable attributes (tile.persistent) stay.
+Value addCounter(scf::ForOp loop,
+                 function_ref<Value(OpBuilder &, Location)> step) {
+  Location loc = loop.getLoc();
+  IRRewriter rw(loop->getContext());
+  rw.setInsertionPoint(loop);
+  Value zero = arith::ConstantOp::create(rw, loc, rw.getI32IntegerAttr(0));
+  SmallVector<NamedAttribute> attrs(loop->getDiscardableAttrs());
+  auto grown = loop.replaceWithAdditionalYields(
+      rw, zero, /*replaceInitOperandUsesInLoop=*/false,
+      [&](OpBuilder &b, Location l, ArrayRef<BlockArgument> args) {
+        return SmallVector<Value>{
+            arith::AddIOp::create(b, l, args.front(), step(b, l))};
+      });
+  auto newLoop = cast<scf::ForOp>(grown->getOperation());
+  for (NamedAttribute a : attrs)
+    newLoop->setDiscardableAttr(a.getName(), a.getValue());
+  return newLoop.getRegionIterArgs().back();
+}
+
 /// `loop` (in a loop body) as a ring that continues from one iteration of
 /// the enclosing loop to the next: a new i32 iter_arg of the enclosing
 /// loop counts the copies made so far (its iterations of `loop` each
 /// copy once), and is returned.
 Value ringBase(scf::ForOp loop) {
-  auto outer = cast<scf::ForOp>(loop->getParentOp());
-  Location loc = loop.getLoc();
-  IRRewriter rw(loop->getContext());
-  rw.setInsertionPoint(outer);
-  Value zero = arith::ConstantOp::create(rw, loc, rw.getI32IntegerAttr(0));
-  SmallVector<NamedAttribute> attrs(outer->getDiscardableAttrs());
-  auto grown = outer.replaceWithAdditionalYields(
-      rw, zero, /*replaceInitOperandUsesInLoop=*/false,
-      [&](OpBuilder &b, Location l, ArrayRef<BlockArgument> args) {
+  return addCounter(
+      cast<scf::ForOp>(loop->getParentOp()), [&](OpBuilder &b, Location l) {
         // Iterations of `loop`: lb < ub ? (ub - lb + step - 1) / step : 0.
         auto c32 = [&](int64_t v) {
           return arith::ConstantOp::create(b, l, b.getI32IntegerAttr(v));
@@ -574,14 +589,8 @@ Value ringBase(scf::ForOp loop) {
             step);
         Value runs =
             arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, lb, ub);
-        Value count = arith::SelectOp::create(b, l, runs, trips, c32(0));
-        return SmallVector<Value>{
-            arith::AddIOp::create(b, l, args.front(), count)};
+        return Value(arith::SelectOp::create(b, l, runs, trips, c32(0)));
       });
-  auto newOuter = cast<scf::ForOp>(grown->getOperation());
-  for (NamedAttribute a : attrs)
-    newOuter->setDiscardableAttr(a.getName(), a.getValue());
-  return newOuter.getRegionIterArgs().back();
 }
 
 /// Whether `loop` runs once per kernel (no loop around it: `base` stays
@@ -663,21 +672,9 @@ LogicalResult rewrite(scf::ForOp loop, Match mt, int64_t slot,
 /// The loop over programs gets an i32 iter_arg counting the programs run
 /// before this one (0, 1, ...); returns it.
 Value programCount(scf::ForOp loop) {
-  Location loc = loop.getLoc();
-  IRRewriter rw(loop->getContext());
-  rw.setInsertionPoint(loop);
-  Value zero = arith::ConstantOp::create(rw, loc, rw.getI32IntegerAttr(0));
-  SmallVector<NamedAttribute> attrs(loop->getDiscardableAttrs());
-  auto grown = loop.replaceWithAdditionalYields(
-      rw, zero, /*replaceInitOperandUsesInLoop=*/false,
-      [&](OpBuilder &b, Location l, ArrayRef<BlockArgument> args) {
-        Value one = arith::ConstantOp::create(b, l, b.getI32IntegerAttr(1));
-        return SmallVector<Value>{arith::AddIOp::create(b, l, args.front(), one)};
-      });
-  auto newLoop = cast<scf::ForOp>(grown->getOperation());
-  for (NamedAttribute a : attrs)
-    newLoop->setDiscardableAttr(a.getName(), a.getValue());
-  return newLoop.getRegionIterArgs().back();
+  return addCounter(loop, [](OpBuilder &b, Location l) {
+    return Value(arith::ConstantOp::create(b, l, b.getI32IntegerAttr(1)));
+  });
 }
 
 /// A load of matchA as one copy into a one-stage slot and its wait, where
