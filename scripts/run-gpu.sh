@@ -146,11 +146,14 @@ done
   --tile "$TILEC_FLASH_FWD_TILE" --define PERSISTENT=true --define PRODUCER=true --define BN=128 \
   --define TMA_STAGES=4 --define CTA_PROGRAMS=3 --only 16_ ${GPU_TEST_ARGS:-}
 # The same with Q by TMA (TMA_A): each program's own Q slot, copied once per
-# program; then Q by TMA with one program per CTA.
+# program; then Q by TMA with one program per CTA, without and with a producer.
 # shellcheck disable=SC2086
 [[ -x $DEST/bin/tile-gpu-tests ]] && run_step tile-gpu-tests-cta-programs-tma-a "$DEST/bin/tile-gpu-tests" \
   --tile "$TILEC_FLASH_FWD_TILE" --define PERSISTENT=true --define PRODUCER=true --define BN=128 \
   --define TMA_STAGES=4 --define CTA_PROGRAMS=3 --define TMA_A=true --only 16_ ${GPU_TEST_ARGS:-}
+# shellcheck disable=SC2086
+[[ -x $DEST/bin/tile-gpu-tests ]] && run_step tile-gpu-tests-persistent-tma-a "$DEST/bin/tile-gpu-tests" \
+  --tile "$TILEC_FLASH_FWD_TILE" --define PERSISTENT=true --define TMA_A=true --only 16_ ${GPU_TEST_ARGS:-}
 # shellcheck disable=SC2086
 [[ -x $DEST/bin/tile-gpu-tests ]] && run_step tile-gpu-tests-persistent-producer-tma-a "$DEST/bin/tile-gpu-tests" \
   --tile "$TILEC_FLASH_FWD_TILE" --define PERSISTENT=true --define BM=128 --define BN=128 \
