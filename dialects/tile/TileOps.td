@@ -227,8 +227,12 @@ def Tile_TmaCopyOp : Tile_Op<"tma_copy", [MemoryEffects<[MemRead, MemWrite]>]> {
     dots that read the stage two copies back, so with two stages a copy
     waits for every warp to reach it (a barrier for the issuing warp
     only), and with three or four the issuing warp runs up to one or two
-    copies ahead of the slowest warp. A slot of one stage holds a single
-    copy (`iter` 0) made outside loops (a dot's A operand read in place).
+    copies ahead of the slowest warp. A slot of one stage holds a dot's A
+    operand read in place: a single copy (`iter` 0) made outside loops, or
+    in the loop over programs of a PERSISTENT kernel one copy per program
+    (`iter` counting them), issued by the program's own warps even in a
+    warp-specialized kernel, into a buffer of its own per program of the
+    CTA (CTA_PROGRAMS).
 
     `producer` (set by `tile-warp-specialize`, inside the producer region
     of `tile.warp_specialize`): the producer warp issues the copy; the
