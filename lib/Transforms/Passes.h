@@ -21,6 +21,11 @@ int64_t getNumWarps(Operation *kernelOrModule);
 constexpr llvm::StringLiteral kMaskedTailAttr = "tile.masked_tail";
 constexpr llvm::StringLiteral kMaskedHeadAttr = "tile.masked_head";
 
+/// Whether `v` is one of the logical grid's sizes (x, y, z) that
+/// tile-persistent appends to a PERSISTENT kernel's parameters. Inside its
+/// loop over programs each is >= 1 (a grid with a size 0 runs no program).
+bool isLogicalGridSize(Value v);
+
 /// The slot a TMA copy writes, for a tile.tma_copy or the scf.if that
 /// tile-tma-loads puts around one (no results, no else: a PERSISTENT
 /// kernel's ring copies where its condition holds); none for other ops.

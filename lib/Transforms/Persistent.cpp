@@ -58,6 +58,9 @@ using namespace mlir;
 using namespace mlir::tile;
 
 namespace {
+/// tile.name of the logical grid's parameters: grid_x, grid_y, grid_z.
+constexpr llvm::StringLiteral kGridPrefix = "grid_";
+
 LogicalResult makePersistent(func::FuncOp fn) {
   if (!fn.getBody().hasOneBlock())
     return fn.emitError("PERSISTENT = true needs a kernel body of one block");
@@ -74,7 +77,7 @@ LogicalResult makePersistent(func::FuncOp fn) {
   unsigned n = fn.getNumArguments();
   SmallVector<Value> grid;
   for (unsigned d = 0; d < 3; ++d) {
-    std::string name = std::string("grid_") + "xyz"[d];
+    std::string name = (kGridPrefix + Twine("xyz"[d])).str();
     auto attrs = b.getDictionaryAttr(
         b.getNamedAttr("tile.name", b.getStringAttr(name)));
     if (failed(fn.insertArgument(n + d, i32, attrs, loc)))
@@ -189,3 +192,13 @@ struct PersistentPass
   }
 };
 } // namespace
+
+bool mlir::tile::isLogicalGridSize(Value v) {
+  auto arg = dyn_cast<BlockArgument>(v);
+  auto fn = arg ? dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp())
+                : func::FuncOp();
+  if (!fn || !fn->hasAttr(kPersistentAttr))
+    return false;
+  auto name = fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "tile.name");
+  return name && name.getValue().starts_with(kGridPrefix);
+}

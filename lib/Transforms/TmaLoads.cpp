@@ -116,18 +116,6 @@ scf::ForOp risingLoopOf(Value v) {
              : scf::ForOp();
 }
 
-/// One of the logical grid's sizes tile-persistent appends to a
-/// PERSISTENT kernel's parameters (grid_x, grid_y, grid_z).
-bool isGridParam(Value v) {
-  auto arg = dyn_cast<BlockArgument>(v);
-  auto fn = arg ? dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp())
-                : func::FuncOp();
-  if (!fn || !fn->hasAttr(kPersistentAttr))
-    return false;
-  auto name = fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "tile.name");
-  return name && name.getValue().starts_with("grid_");
-}
-
 /// Scalars a row index may start at without TMA (which reads negative rows
 /// as zero) and the masked load disagreeing.
 bool nonNegative(Value v) {
@@ -150,27 +138,23 @@ bool nonNegative(Value v) {
     return true;
   if (isa<arith::RemUIOp, arith::DivUIOp>(def))
     return nonNegative(def->getOperand(0));
-  // a - min(x, a) with x >= 0 (a query block counted from the last one,
-  // tile-persistent's program_id(0) clamped to gx - 1); gx - 1 itself,
-  // as tile-persistent's loop runs no program where gx = 0.
   if (auto sub = dyn_cast<arith::SubIOp>(def)) {
-    if (isGridParam(sub.getLhs()) && constantOf(sub.getRhs()) == 1)
+    Value a = sub.getLhs();
+    // gx - 1 (tile-persistent's loop runs no program where gx = 0).
+    if (isLogicalGridSize(a) && constantOf(sub.getRhs()) == 1)
       return true;
+    // a - min(x, a) with x >= 0: a query block counted from the last one,
+    // gx - 1 - min(x, gx - 1) (tile-persistent's program_id(0)). Unsigned,
+    // a >= 0 too, so that it is the signed minimum.
     Operation *mn = sub.getRhs().getDefiningOp();
-    if (isa_and_nonnull<arith::MinSIOp, arith::MinUIOp>(mn)) {
-      // (Unsigned: both operands >= 0, so that it is the signed minimum.)
-      Value a = sub.getLhs(), x = mn->getOperand(0), y = mn->getOperand(1);
-      bool uns = isa<arith::MinUIOp>(mn);
-      if (y == a && nonNegative(x) && (!uns || nonNegative(a)))
-        return true;
-      if (x == a && nonNegative(y) && (!uns || nonNegative(a)))
-        return true;
+    if (isa_and_nonnull<arith::MinSIOp, arith::MinUIOp>(mn) &&
+        llvm::is_contained(mn->getOperands(), a)) {
+      Value x = mn->getOperand(mn->getOperand(0) == a ? 1 : 0);
+      return nonNegative(x) && (isa<arith::MinSIOp>(mn) || nonNegative(a));
     }
-  }
-  // c - iv with iv < ub <= c + 1 (a loop counting down:
-  // `range(top, -1, -BN)`).
-  if (auto sub = dyn_cast<arith::SubIOp>(def)) {
-    auto c = constantOf(sub.getLhs());
+    // c - iv with iv < ub <= c + 1 (a loop counting down:
+    // `range(top, -1, -BN)`).
+    auto c = constantOf(a);
     scf::ForOp loop = risingLoopOf(sub.getRhs());
     auto ub = loop ? constantOf(loop.getUpperBound()) : std::nullopt;
     return c && ub && *ub <= *c + 1;

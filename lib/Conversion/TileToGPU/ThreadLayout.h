@@ -34,14 +34,14 @@ struct TmaSlot {
   /// Whether the slot has empty barriers: rings of three or more stages,
   /// and of two in warp-specialized kernels.
   bool hasEmpty = false;
-  /// A one-stage slot in a kernel of CTA_PROGRAMS > 1: one buffer and
-  /// barrier per program of the CTA (its "stage" is tile.cta_member).
-  bool perMember = false;
-  int64_t members = 1; ///< buffers per stage (perMember: the CTA's programs)
-  Value member;        ///< perMember: tile.cta_member (KernelInfo::member)
+  /// Buffers (and full barriers) per stage: 1, or in a one-stage slot of a
+  /// kernel with CTA_PROGRAMS > 1 one per program of the CTA, whose
+  /// tile.cta_member (`member`) then picks its own in place of the stage.
+  int64_t members = 1;
+  Value member;
   Value map;     ///< i64 generic address of its tensor map (a kernel parameter)
-  /// i32 addresses of stage `stage` (an i32 value in [0, stages); of this
-  /// program's buffer in a perMember slot).
+  /// i32 addresses of stage `stage` (an i32 value in [0, stages); with
+  /// members > 1, of this program's buffer).
   Value bufferOf(OpBuilder &b, Location loc, Value stage) const;
   Value barrierOf(OpBuilder &b, Location loc, Value stage) const;
   Value emptyOf(OpBuilder &b, Location loc, Value stage) const;

@@ -157,12 +157,13 @@ struct TmaCopyLowering : TilePattern<TmaCopyOp> {
     // Thread 0 (lane 0 of the producer warp) starts the copy where `pred`
     // holds.
     bool producer = op.getProducer();
-    // A one-stage slot's copy stays with the program's warps (TMA_A in a
-    // PERSISTENT kernel, tile-warp-specialize).
-    if (producer != ki.specialized && !(ki.specialized && slot.stages == 1))
-      return op.emitError(producer ? "producer copy outside tile.warp_specialize"
-                                   : "a copy of a warp-specialized kernel "
-                                     "outside its producer region");
+    // In a warp-specialized kernel only a one-stage slot's copy stays with
+    // the program's warps (TMA_A in a PERSISTENT kernel, tile-warp-specialize).
+    if (producer && !ki.specialized)
+      return op.emitError("producer copy outside tile.warp_specialize");
+    if (!producer && ki.specialized && slot.stages != 1)
+      return op.emitError("a ring copy of a warp-specialized kernel outside "
+                          "its producer region");
     // With several programs per CTA each one's lane 0 of its warp 0.
     bool ownWarp0 = !producer && ki.members > 1;
     Value go = arith::AndIOp::create(
@@ -361,8 +362,7 @@ LogicalResult lowering::setupTmaSlots(gpu::GPUFuncOp fn, KernelInfo &k) {
     k.slots[s].stageBytes = roundUp(bytes[s], 1024);
     k.slots[s].stages = stages[s];
     k.slots[s].hasEmpty = stages[s] > 2 || (k.specialized && stages[s] == 2);
-    k.slots[s].perMember = stages[s] == 1 && k.members > 1;
-    k.slots[s].members = k.slots[s].perMember ? k.members : 1;
+    k.slots[s].members = stages[s] == 1 ? k.members : 1;
     k.slots[s].member = k.member;
     off += stages[s] * k.slots[s].members * k.slots[s].stageBytes;
   }
@@ -398,11 +398,11 @@ LogicalResult lowering::setupTmaSlots(gpu::GPUFuncOp fn, KernelInfo &k) {
 }
 
 Value lowering::TmaSlot::bufferOf(OpBuilder &b, Location loc, Value stage) const {
-  return offsetBy(b, loc, buffer, perMember ? member : stage, stageBytes);
+  return offsetBy(b, loc, buffer, members > 1 ? member : stage, stageBytes);
 }
 
 Value lowering::TmaSlot::barrierOf(OpBuilder &b, Location loc, Value stage) const {
-  return offsetBy(b, loc, barrier, perMember ? member : stage, 8);
+  return offsetBy(b, loc, barrier, members > 1 ? member : stage, 8);
 }
 
 Value lowering::TmaSlot::emptyOf(OpBuilder &b, Location loc, Value stage) const {
