@@ -688,6 +688,26 @@ LogicalResult rewriteA(Match mt, int64_t slot) {
   return success();
 }
 
+/// Whether `load` is what TMA_A is about: outside loops (or once per
+/// program in the loop over programs) and read only as the A operand of
+/// dots, one of them reading its B from a slot.
+bool onlyReadAsA(LoadOp load, const DenseSet<Operation *> &slotDots) {
+  if (load.use_empty() ||
+      !(isa<func::FuncOp>(load->getParentOp()) || programLoopOf(load)))
+    return false;
+  bool slot = false;
+  for (Operation *user : load->getUsers()) {
+    auto d = dyn_cast<DotOp>(user);
+    if (!d || d.getA() != load.getResult() || d.getB() == load.getResult())
+      return false;
+    slot |= slotDots.contains(d);
+  }
+  return slot;
+}
+
+constexpr const char *kStaysLoad =
+    "TMA_A = true, but this load of a dot's A operand stays a load: ";
+
 /// Shared memory the TMA rings may take (of the H100's 227 KiB per block),
 /// and all TMA slots with the one-stage ones (the rest is left for
 /// barriers, alignment and scratch buffers).
@@ -743,11 +763,17 @@ struct TmaLoadsPass : public mlir::tile::impl::TileTmaLoadsBase<TmaLoadsPass> {
       DenseSet<Operation *> slotDots;
       for (auto &m : matches)
         slotDots.insert(m.second.dot);
+      // TMA_A asked for: an A operand it leaves as a load gets a warning.
       SmallVector<Match> aMatches;
       if (!slotDots.empty() && getKernelParam(fn, "TMA_A", false))
         fn.walk([&](LoadOp ld) {
           if (std::optional<Match> m = matchA(ld, slotDots, axes))
             aMatches.push_back(*m);
+          else if (onlyReadAsA(ld, slotDots))
+            ld.emitWarning(kStaysLoad)
+                << "its box does not qualify (2-D f16/bf16, K contiguous, "
+                   "masked by row < bound, a first row the pass can prove "
+                   "non-negative; docs/dialect.md)";
         });
       // Stages: the kernel's TMA_STAGES (default 2), fewer where the
       // rings would not fit in kRingBudget; the one-stage A slots only
@@ -766,8 +792,13 @@ struct TmaLoadsPass : public mlir::tile::impl::TileTmaLoadsBase<TmaLoadsPass> {
         aBytes += bytesOf(m) * (programLoopOf(m.load)
                                     ? getKernelParam(fn, "CTA_PROGRAMS", 1)
                                     : 1);
-      if (stages * stageBytes + aBytes > kTmaSharedBudget)
+      if (stages * stageBytes + aBytes > kTmaSharedBudget) {
+        for (Match m : aMatches)
+          m.load.emitWarning(kStaysLoad)
+              << "its slot does not fit with the TMA rings in "
+              << kTmaSharedBudget / 1024 << " KiB of shared memory";
         aMatches.clear();
+      }
       // Last first, so that the copies at the top of a loop body come out
       // in program order (each rewrite inserts at the top).
       // A loop in a loop (the persistent loop over programs) gets its
@@ -779,9 +810,13 @@ struct TmaLoadsPass : public mlir::tile::impl::TileTmaLoadsBase<TmaLoadsPass> {
         (void)rewrite(matches[i].first, matches[i].second, i, stages,
                       bases.lookup(matches[i].first));
       int64_t slot = matches.size();
-      for (Match m : aMatches)
+      for (Match m : aMatches) {
+        Operation *load = m.load;
         if (succeeded(rewriteA(m, slot)))
           ++slot;
+        else
+          load->emitWarning(kStaysLoad) << "its copy could not be built";
+      }
     });
   }
 };
