@@ -306,30 +306,35 @@ scf::ForOp programLoopOf(Operation *op) {
              : scf::ForOp();
 }
 
-/// A load outside loops (in the kernel's body, or in the body of the
-/// loop over programs of a PERSISTENT kernel: once per program) that only
-/// A operands of dots read, K contiguous, each dot's B read from a slot
-/// (`slotDots`): one copy into a one-stage slot, read in place by wgmma
-/// (Q of flash_fwd: its registers go to the softmax).
+/// Whether `load` is what TMA_A is about: outside loops (in the kernel's
+/// body, or in the body of the loop over programs of a PERSISTENT kernel:
+/// once per program) and read only as the A operand of dots whose B is
+/// read from a slot (`slotDots`).
+bool readOnlyAsSlotDotA(LoadOp load, const DenseSet<Operation *> &slotDots) {
+  if (load.use_empty() ||
+      !(isa<func::FuncOp>(load->getParentOp()) || programLoopOf(load)))
+    return false;
+  return llvm::all_of(load->getUsers(), [&](Operation *user) {
+    auto d = dyn_cast<DotOp>(user);
+    return d && d.getA() == load.getResult() && d.getB() != load.getResult() &&
+           slotDots.contains(d);
+  });
+}
+
+/// Such a load (readOnlyAsSlotDotA), K contiguous: one copy into a
+/// one-stage slot, read in place by wgmma (Q of flash_fwd: its registers
+/// go to the softmax).
 std::optional<Match> matchA(LoadOp load, const DenseSet<Operation *> &slotDots,
                             const AxisAnalysis &axes) {
   auto type = cast<TileType>(load.getType());
-  if (type.getRank() != 2 || load.use_empty() ||
-      !(type.getElementType().isBF16() || type.getElementType().isF16()) ||
-      !(isa<func::FuncOp>(load->getParentOp()) || programLoopOf(load)))
+  if (!readOnlyAsSlotDotA(load, slotDots) || type.getRank() != 2 ||
+      !(type.getElementType().isBF16() || type.getElementType().isF16()))
     return std::nullopt;
-  DotOp dot;
-  for (Operation *user : load->getUsers()) {
-    auto d = dyn_cast<DotOp>(user);
-    if (!d || d.getA() != load.getResult() || d.getB() == load.getResult() ||
-        !slotDots.contains(d))
-      return std::nullopt;
-    dot = d;
-  }
   int64_t warps = getNumWarps(load->getParentOfType<func::FuncOp>());
   int64_t rowsM = type.getDimSize(0);
   if (warps % 4 || rowsM < 16 * warps || rowsM % 64)
     return std::nullopt;
+  auto dot = cast<DotOp>(*load->user_begin());
   std::optional<Match> m = matchBox(nullptr, load, dot, axes);
   if (!m || m->inner != 1)
     return std::nullopt;
@@ -688,23 +693,6 @@ LogicalResult rewriteA(Match mt, int64_t slot) {
   return success();
 }
 
-/// Whether `load` is what TMA_A is about: outside loops (or once per
-/// program in the loop over programs) and read only as the A operand of
-/// dots, one of them reading its B from a slot.
-bool onlyReadAsA(LoadOp load, const DenseSet<Operation *> &slotDots) {
-  if (load.use_empty() ||
-      !(isa<func::FuncOp>(load->getParentOp()) || programLoopOf(load)))
-    return false;
-  bool slot = false;
-  for (Operation *user : load->getUsers()) {
-    auto d = dyn_cast<DotOp>(user);
-    if (!d || d.getA() != load.getResult() || d.getB() == load.getResult())
-      return false;
-    slot |= slotDots.contains(d);
-  }
-  return slot;
-}
-
 constexpr const char *kStaysLoad =
     "TMA_A = true, but this load of a dot's A operand stays a load: ";
 
@@ -769,7 +757,7 @@ struct TmaLoadsPass : public mlir::tile::impl::TileTmaLoadsBase<TmaLoadsPass> {
         fn.walk([&](LoadOp ld) {
           if (std::optional<Match> m = matchA(ld, slotDots, axes))
             aMatches.push_back(*m);
-          else if (onlyReadAsA(ld, slotDots))
+          else if (readOnlyAsSlotDotA(ld, slotDots))
             ld.emitWarning(kStaysLoad)
                 << "its box does not qualify (2-D f16/bf16, K contiguous, "
                    "masked by row < bound, a first row the pass can prove "
