@@ -109,8 +109,8 @@ done
 # Programs of a CTA with their own shared temporaries (CTA_PROGRAMS, sm_90a).
 [[ -x $DEST/bin/tile-gpu-cta-programs ]] && run_step tile-gpu-cta-programs "$DEST/bin/tile-gpu-cta-programs"
 # Persistent programs (PERSISTENT, tile-persistent): three-stage rings,
-# two-stage rings with 8 warps, two warpgroups taking turns, and those with
-# a producer warpgroup.
+# two-stage rings with 8 warps, two warpgroups (no ping-pong turns in
+# persistent kernels), and those with a producer warpgroup.
 # shellcheck disable=SC2086
 [[ -x $DEST/bin/tile-gpu-tests ]] && run_step tile-gpu-tests-persistent "$DEST/bin/tile-gpu-tests" \
   --tile "$TILEC_FLASH_FWD_TILE" --define PERSISTENT=true ${GPU_TEST_ARGS:-}
