@@ -28,11 +28,15 @@ int64_t mlir::tile::getNumWarps(Operation *op) {
   return 4;
 }
 
-bool mlir::tile::targetsSm90a(ModuleOp module, StringRef option) {
+StringRef mlir::tile::targetArch(ModuleOp module, StringRef option) {
   if (!option.empty())
-    return option == "sm_90a";
+    return option;
   auto a = module->getAttrOfType<StringAttr>(kArchAttr);
-  return a && a.getValue() == "sm_90a";
+  return a ? a.getValue() : StringRef();
+}
+
+bool mlir::tile::targetsSm90a(ModuleOp module, StringRef option) {
+  return targetArch(module, option) == "sm_90a";
 }
 
 namespace {

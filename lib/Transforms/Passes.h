@@ -41,4 +41,8 @@ bool isCheapToRecompute(Value v, int depth);
 /// True when the pass option `option` (else the module's `tile.arch`) names
 /// sm_90a, the target of the TMA and asynchronous-wgmma passes.
 bool targetsSm90a(ModuleOp module, StringRef option);
+
+/// The target that `targetsSm90a` looks at: `option`, else the module's
+/// `tile.arch` ("" when neither names one).
+StringRef targetArch(ModuleOp module, StringRef option);
 } // namespace mlir::tile

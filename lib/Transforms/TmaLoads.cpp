@@ -718,11 +718,25 @@ struct TmaLoadsPass : public mlir::tile::impl::TileTmaLoadsBase<TmaLoadsPass> {
     });
     if (bad)
       return signalPassFailure();
-    if (!targetsSm90a(module, arch))
+    // TMA_A is opt-in (default false): where it cannot apply, say so.
+    auto ignoredA = [](func::FuncOp fn, const Twine &why) {
+      if (getKernelParam(fn, "TMA_A", false))
+        mlir::emitWarning(fn.getLoc(), "TMA_A = true has no effect ") << why;
+    };
+    if (!targetsSm90a(module, arch)) {
+      StringRef target = targetArch(module, arch);
+      module.walk([&](func::FuncOp fn) {
+        ignoredA(fn, "on " + (target.empty() ? StringRef("this target") : target) +
+                         ": TMA copies need sm_90a");
+      });
       return;
+    }
     module.walk([&](func::FuncOp fn) {
-      if (!getKernelParam(fn, "TMA", false)) // kernels opt in (TMA = true)
+      if (!getKernelParam(fn, "TMA", false)) { // kernels opt in (TMA = true)
+        ignoredA(fn, "with TMA = false: it extends the TMA copies to a dot's "
+                     "A operand");
         return;
+      }
       AxisAnalysis axes(fn);
       SmallVector<std::pair<scf::ForOp, Match>> matches;
       llvm::SetVector<Operation *> nestedLoops; // rings an outer loop continues

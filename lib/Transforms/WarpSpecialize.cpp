@@ -231,8 +231,17 @@ struct WarpSpecializePass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (!targetsSm90a(module, arch))
+    if (!targetsSm90a(module, arch)) {
+      // PRODUCER is opt-in (default false): where it cannot apply, say so.
+      StringRef target = targetArch(module, arch);
+      module.walk([&](func::FuncOp fn) {
+        if (getKernelParam(fn, "PRODUCER", false))
+          mlir::emitWarning(fn.getLoc(), "PRODUCER = true has no effect on ")
+              << (target.empty() ? StringRef("this target") : target)
+              << ": the producer warpgroup issues TMA copies, which need sm_90a";
+      });
       return;
+    }
     bool failedAny = false;
     module.walk([&](func::FuncOp fn) {
       if (!getKernelParam(fn, "PRODUCER", false))
@@ -264,6 +273,9 @@ struct WarpSpecializePass
       if (getKernelParam(fn, "CTA_PROGRAMS", 1) > 1)
         return fn.emitError("CTA_PROGRAMS > 1 needs TMA copies (of K and V, "
                             "say) for the CTA's programs to share");
+      fn.emitWarning("PRODUCER = true has no effect: the kernel has no TMA "
+                     "copies for a producer warpgroup to issue (TMA = false, "
+                     "or no load became a copy)");
       return success(); // nothing to produce: the kernel stays as it is
     }
     if (getNumWarps(fn) % 4)
