@@ -28,7 +28,9 @@ int64_t mlir::tile::getNumWarps(Operation *op) {
   return 4;
 }
 
-StringRef mlir::tile::targetArch(ModuleOp module, StringRef option) {
+/// The target: `option`, else the module's `tile.arch` ("" when neither
+/// names one).
+static StringRef targetArch(ModuleOp module, StringRef option) {
   if (!option.empty())
     return option;
   auto a = module->getAttrOfType<StringAttr>(kArchAttr);
@@ -37,6 +39,17 @@ StringRef mlir::tile::targetArch(ModuleOp module, StringRef option) {
 
 bool mlir::tile::targetsSm90a(ModuleOp module, StringRef option) {
   return targetArch(module, option) == "sm_90a";
+}
+
+void mlir::tile::warnOptInNeedsSm90a(ModuleOp module, StringRef option,
+                                     StringRef param, StringRef why) {
+  StringRef target = targetArch(module, option);
+  module.walk([&](func::FuncOp fn) {
+    if (getKernelParam(fn, param, false))
+      mlir::emitWarning(fn.getLoc())
+          << param << " = true has no effect on "
+          << (target.empty() ? StringRef("this target") : target) << ": " << why;
+  });
 }
 
 namespace {

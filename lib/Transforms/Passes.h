@@ -42,7 +42,9 @@ bool isCheapToRecompute(Value v, int depth);
 /// sm_90a, the target of the TMA and asynchronous-wgmma passes.
 bool targetsSm90a(ModuleOp module, StringRef option);
 
-/// The target that `targetsSm90a` looks at: `option`, else the module's
-/// `tile.arch` ("" when neither names one).
-StringRef targetArch(ModuleOp module, StringRef option);
+/// Off sm_90a (targetsSm90a false): a warning at each kernel whose opt-in
+/// boolean parameter `param` is true, "<param> = true has no effect on
+/// <target>: <why>".
+void warnOptInNeedsSm90a(ModuleOp module, StringRef option, StringRef param,
+                         StringRef why);
 } // namespace mlir::tile

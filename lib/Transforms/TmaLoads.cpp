@@ -321,13 +321,12 @@ bool readOnlyAsSlotDotA(LoadOp load, const DenseSet<Operation *> &slotDots) {
   });
 }
 
-/// Such a load (readOnlyAsSlotDotA), K contiguous: one copy into a
-/// one-stage slot, read in place by wgmma (Q of flash_fwd: its registers
-/// go to the softmax).
-std::optional<Match> matchA(LoadOp load, const DenseSet<Operation *> &slotDots,
-                            const AxisAnalysis &axes) {
+/// Such a load (the caller checked readOnlyAsSlotDotA), K contiguous: one
+/// copy into a one-stage slot, read in place by wgmma (Q of flash_fwd: its
+/// registers go to the softmax).
+std::optional<Match> matchA(LoadOp load, const AxisAnalysis &axes) {
   auto type = cast<TileType>(load.getType());
-  if (!readOnlyAsSlotDotA(load, slotDots) || type.getRank() != 2 ||
+  if (type.getRank() != 2 ||
       !(type.getElementType().isBF16() || type.getElementType().isF16()))
     return std::nullopt;
   int64_t warps = getNumWarps(load->getParentOfType<func::FuncOp>());
@@ -719,22 +718,13 @@ struct TmaLoadsPass : public mlir::tile::impl::TileTmaLoadsBase<TmaLoadsPass> {
     if (bad)
       return signalPassFailure();
     // TMA_A is opt-in (default false): where it cannot apply, say so.
-    auto ignoredA = [](func::FuncOp fn, const Twine &why) {
-      if (getKernelParam(fn, "TMA_A", false))
-        mlir::emitWarning(fn.getLoc(), "TMA_A = true has no effect ") << why;
-    };
-    if (!targetsSm90a(module, arch)) {
-      StringRef target = targetArch(module, arch);
-      module.walk([&](func::FuncOp fn) {
-        ignoredA(fn, "on " + (target.empty() ? StringRef("this target") : target) +
-                         ": TMA copies need sm_90a");
-      });
-      return;
-    }
+    if (!targetsSm90a(module, arch))
+      return warnOptInNeedsSm90a(module, arch, "TMA_A", "TMA copies need sm_90a");
     module.walk([&](func::FuncOp fn) {
       if (!getKernelParam(fn, "TMA", false)) { // kernels opt in (TMA = true)
-        ignoredA(fn, "with TMA = false: it extends the TMA copies to a dot's "
-                     "A operand");
+        if (getKernelParam(fn, "TMA_A", false))
+          fn.emitWarning("TMA_A = true has no effect with TMA = false: it "
+                         "extends the TMA copies to a dot's A operand");
         return;
       }
       AxisAnalysis axes(fn);
@@ -769,9 +759,11 @@ struct TmaLoadsPass : public mlir::tile::impl::TileTmaLoadsBase<TmaLoadsPass> {
       SmallVector<Match> aMatches;
       if (!slotDots.empty() && getKernelParam(fn, "TMA_A", false))
         fn.walk([&](LoadOp ld) {
-          if (std::optional<Match> m = matchA(ld, slotDots, axes))
+          if (!readOnlyAsSlotDotA(ld, slotDots))
+            return;
+          if (std::optional<Match> m = matchA(ld, axes))
             aMatches.push_back(*m);
-          else if (readOnlyAsSlotDotA(ld, slotDots))
+          else
             ld.emitWarning(kStaysLoad)
                 << "its box does not qualify (2-D f16/bf16, K contiguous, "
                    "masked by row < bound, a first row the pass can prove "

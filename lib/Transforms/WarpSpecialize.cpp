@@ -231,17 +231,11 @@ struct WarpSpecializePass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (!targetsSm90a(module, arch)) {
-      // PRODUCER is opt-in (default false): where it cannot apply, say so.
-      StringRef target = targetArch(module, arch);
-      module.walk([&](func::FuncOp fn) {
-        if (getKernelParam(fn, "PRODUCER", false))
-          mlir::emitWarning(fn.getLoc(), "PRODUCER = true has no effect on ")
-              << (target.empty() ? StringRef("this target") : target)
-              << ": the producer warpgroup issues TMA copies, which need sm_90a";
-      });
-      return;
-    }
+    // PRODUCER is opt-in (default false): where it cannot apply, say so.
+    if (!targetsSm90a(module, arch))
+      return warnOptInNeedsSm90a(module, arch, "PRODUCER",
+                                 "the producer warpgroup issues TMA copies, "
+                                 "which need sm_90a");
     bool failedAny = false;
     module.walk([&](func::FuncOp fn) {
       if (!getKernelParam(fn, "PRODUCER", false))
