@@ -176,6 +176,28 @@ LogicalResult TmaCopyOp::verify() {
   return success();
 }
 
+LogicalResult TmaStoreOp::verify() {
+  auto t = cast<TileType>(getValue().getType());
+  Type elt = getBase().getType().getPointeeType();
+  if (t.getRank() != 2 || getInnerDim() != 1)
+    return emitOpError("stores a 2-D tile along its rows (`inner_dim` 1)");
+  if (t.getElementType() != elt || (!elt.isF16() && !elt.isBF16()))
+    return emitOpError("stores f16 or bf16 tiles into tensors of the same "
+                       "element type, not ")
+           << t.getElementType() << " into " << elt;
+  if (t.getDimSize(1) % 64 != 0 || t.getDimSize(0) > 256)
+    return emitOpError("box must be a multiple of 64 elements along a row "
+                       "and at most 256 rows");
+  if (int64_t(getRowStride()) < t.getDimSize(1) || getRowStride() % 8 != 0)
+    return emitOpError("row_stride must cover the box and be a multiple of "
+                       "16 bytes");
+  auto arg = dyn_cast<BlockArgument>(getBase());
+  if (!arg || !arg.getOwner()->isEntryBlock() ||
+      !isa<FunctionOpInterface>(arg.getOwner()->getParentOp()))
+    return emitOpError("base must be a pointer argument of the kernel");
+  return success();
+}
+
 LogicalResult TmaWaitOp::verify() {
   if (getType().getRank() != 2 || getInnerDim() > 1)
     return emitOpError("result must be a 2-D tile and `inner_dim` 0 or 1");

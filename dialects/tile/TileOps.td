@@ -393,6 +393,34 @@ def Tile_TmaWaitOp : Tile_Op<"tma_wait", [MemoryEffects<[MemRead]>]> {
   let hasVerifier = 1;
 }
 
+def Tile_TmaStoreOp : Tile_Op<"tma_store", [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Store a 2-D tile to global memory with a bulk tensor copy (TMA)";
+  let description = [{
+    Made by `tile-tma-loads` (sm_90a, TMA = true, TMA_STORE = true) from a
+    `tile.store` of whole rows (see tile.tma_copy for how `base`,
+    `row_stride` and `coord` name them: rows `coord` .. `coord + rows - 1`
+    of the argument, columns 0 .. row length - 1, `inner_dim` 1). The
+    program's threads write `value` into the shared-memory buffer of slot
+    `slot` (one stage, 128-byte swizzled rows in slabs of 64 elements), and
+    thread 0 starts one bulk copy per slab to global memory; nobody waits
+    for it to finish. Before the threads write the buffer again, thread 0
+    waits until the previous copy has read it, and every thread meets at
+    a barrier of the program's warps; the kernel's exit waits for the
+    copies too. The whole box is written: the pass keeps the masked store
+    for boxes that reach past the mask's bound.
+
+    ```mlir
+    tile.tma_store %o, %row, %val {slot = 2 : i64, inner_dim = 1 : i64, row_stride = 64 : i64} : !tile.ptr<bf16>, !tile.tile<128x64xbf16>
+    ```
+  }];
+  let arguments = (ins Tile_PtrType:$base, I32:$coord, Tile_ValueTile:$value,
+                       I64Attr:$slot, I64Attr:$inner_dim, I64Attr:$row_stride);
+  let assemblyFormat = [{
+    $base `,` $coord `,` $value attr-dict `:` type($base) `,` type($value)
+  }];
+  let hasVerifier = 1;
+}
+
 def Tile_StoreOp : Tile_Op<"store", [MemoryEffects<[MemWrite]>]> {
   let summary = "Scatter a tile to global memory";
   let description = [{

@@ -53,9 +53,6 @@ void mlir::tile::warnOptInNeedsSm90a(ModuleOp module, StringRef option,
 }
 
 namespace {
-/// Stores per thread from which tile-assign-layouts makes them wide.
-constexpr int64_t kWideStoreMinAccesses = 32;
-
 struct Assigner {
   int64_t numWarps;
   MLIRContext *ctx;

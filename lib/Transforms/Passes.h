@@ -47,4 +47,8 @@ bool targetsSm90a(ModuleOp module, StringRef option);
 /// <target>: <why>".
 void warnOptInNeedsSm90a(ModuleOp module, StringRef option, StringRef param,
                          StringRef why);
+
+/// Stores per thread from which tile-assign-layouts makes a 2-D store wide
+/// (16 bytes per thread); tile-tma-loads leaves such stores alone.
+inline constexpr int64_t kWideStoreMinAccesses = 32;
 } // namespace mlir::tile

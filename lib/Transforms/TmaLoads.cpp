@@ -38,6 +38,17 @@
 // its own slot; tile-warp-specialize leaves these copies in place): the
 // loop counts its programs and copy n waits for barrier phase n % 2.
 //
+// With TMA_STORE = true (the default), a tile.store outside loops (or once
+// per program in the loop over programs) of a 2-D f16/bf16 box along its
+// rows, masked by `row < bound` like the loads, becomes
+// `if (0 <= row0 && row0 + rows <= bound) tile.tma_store else the store`:
+// the threads write the tile into a buffer of its own and a bulk copy
+// writes the whole box (docs/dialect.md). Only where that paid on H100
+// (bench/NOTES.md entry 107): one program per CTA, stores that would
+// otherwise be narrow (fewer than 2 * kWideStoreMinAccesses 16-bit values
+// per thread), and a buffer that fits with the other slots and keeps the
+// CTAs per SM that MIN_BLOCKS asks for.
+//
 //===----------------------------------------------------------------------===//
 #include "lib/Analysis/AxisInfo.h"
 #include "lib/Transforms/Passes.h"
@@ -57,7 +68,8 @@ using namespace mlir::tile;
 namespace {
 /// What a load must look like to become a TMA copy.
 struct Match {
-  LoadOp load;
+  LoadOp load;      ///< null for a store (then `ptr` is the store's)
+  Value ptr;        ///< the access's pointer tile
   DotOp dot;
   unsigned inner;   ///< contiguous dimension of the tile
   int64_t stride;   ///< elements between rows
@@ -229,16 +241,18 @@ bool pointerMovesOnlyByRow(scf::ForOp loop, Value ptr, Value y, unsigned inner,
   }
 }
 
-/// The box checks shared by both kinds of copies: a 2-D box of a
-/// row-major tensor masked exactly by `Y < bound` (see the file comment).
-/// `loop` is null for a load outside loops.
-std::optional<Match> matchBox(scf::ForOp loop, LoadOp load, DotOp dot,
-                              const AxisAnalysis &axes) {
-  auto type = cast<TileType>(load.getType());
-  if (!load.getMask() || (load.getOther() && !isZero(load.getOther())))
+/// The box checks shared by copies and stores: a 2-D box of a row-major
+/// tensor, addressed by `ptr` and masked exactly by `mask` = `Y < bound`
+/// (see the file comment); `other` (a load's) zero or absent. `loop` is
+/// null for an access outside loops.
+std::optional<Match> matchBox(scf::ForOp loop, Value ptr, Value mask,
+                              Value other, TileType type,
+                              const AxisAnalysis &axes,
+                              bool needNonNegativeRows = true) {
+  if (!mask || (other && !isZero(other)))
     return std::nullopt;
-  const AxisInfo *info = axes.lookup(load.getPtr());
-  std::optional<unsigned> inner = axes.contiguousDim(load.getPtr());
+  const AxisInfo *info = axes.lookup(ptr);
+  std::optional<unsigned> inner = axes.contiguousDim(ptr);
   if (!info || !inner)
     return std::nullopt;
   unsigned outer = 1 - *inner;
@@ -249,7 +263,7 @@ std::optional<Match> matchBox(scf::ForOp loop, LoadOp load, DotOp dot,
       (info->divisibility * bytes) % 16)
     return std::nullopt;
   // mask = broadcast(expand_dims(cmp lt (Y, splat(bound)), inner))
-  Value m = load.getMask();
+  Value m = mask;
   if (auto b = m.getDefiningOp<BroadcastOp>())
     m = b.getOperand();
   auto e = m.getDefiningOp<ExpandDimsOp>();
@@ -267,11 +281,25 @@ std::optional<Match> matchBox(scf::ForOp loop, LoadOp load, DotOp dot,
     return std::nullopt;
   if (!boundSplat || !isInvariant(loop, boundSplat.getOperand()) ||
       !boundSplat.getOperand().getType().isInteger(32) || !yInfo ||
-      yInfo->stride[0] != 1 || !nonNegative(y))
+      yInfo->stride[0] != 1 || (needNonNegativeRows && !nonNegative(y)))
     return std::nullopt;
-  if (!pointerMovesOnlyByRow(loop, load.getPtr(), y, *inner, *stride))
+  if (!pointerMovesOnlyByRow(loop, ptr, y, *inner, *stride))
     return std::nullopt;
-  return Match{load, dot, *inner, *stride, y, boundSplat.getOperand()};
+  return Match{LoadOp(), ptr, DotOp(), *inner, *stride, y,
+               boundSplat.getOperand()};
+}
+
+/// matchBox of a load that `dot` reads.
+std::optional<Match> matchLoadBox(scf::ForOp loop, LoadOp load, DotOp dot,
+                                  const AxisAnalysis &axes) {
+  std::optional<Match> m =
+      matchBox(loop, load.getPtr(), load.getMask(), load.getOther(),
+               cast<TileType>(load.getType()), axes);
+  if (m) {
+    m->load = load;
+    m->dot = dot;
+  }
+  return m;
 }
 
 /// A load in a loop body that only one dot's B operand reads.
@@ -293,7 +321,7 @@ std::optional<Match> match(scf::ForOp loop, LoadOp load,
   if (warps % 4 || rowsM < 16 * warps || rowsM % 64 || type.getDimSize(1) % 8 ||
       type.getDimSize(1) > 256 || type.getDimSize(0) % 16)
     return std::nullopt;
-  return matchBox(loop, load, dot, axes);
+  return matchLoadBox(loop, load, dot, axes);
 }
 
 /// The loop over programs of a PERSISTENT kernel (tile-persistent's, in
@@ -334,7 +362,7 @@ std::optional<Match> matchA(LoadOp load, const AxisAnalysis &axes) {
   if (warps % 4 || rowsM < 16 * warps || rowsM % 64)
     return std::nullopt;
   auto dot = cast<DotOp>(*load->user_begin());
-  std::optional<Match> m = matchBox(nullptr, load, dot, axes);
+  std::optional<Match> m = matchLoadBox(nullptr, load, dot, axes);
   if (!m || m->inner != 1)
     return std::nullopt;
   return m;
@@ -464,12 +492,12 @@ struct BoxOrigin {
 };
 FailureOr<BoxOrigin> boxOrigin(OpBuilder &b, scf::ForOp loop, Match mt,
                                IRMapping &map) {
-  FailureOr<Value> p0 = originOf(b, loop, mt.load.getPtr(), map);
+  FailureOr<Value> p0 = originOf(b, loop, mt.ptr, map);
   FailureOr<Value> y0 = failed(p0) ? p0 : originOf(b, loop, mt.rowIndex, map);
   if (failed(y0))
     return failure();
   FailureOr<std::pair<Value, Value>> split =
-      argumentRows(b, mt.load.getLoc(), *p0, *y0, mt.stride);
+      argumentRows(b, mt.ptr.getLoc(), *p0, *y0, mt.stride);
   if (failed(split))
     return failure();
   return BoxOrigin{split->first, split->second, *y0};
@@ -692,6 +720,54 @@ LogicalResult rewriteA(Match mt, int64_t slot) {
   return success();
 }
 
+/// A store outside loops (in the kernel's body, or in the body of the
+/// loop over programs of a PERSISTENT kernel) of a 2-D f16/bf16 box along
+/// its rows, masked by `row < bound`. Its first row need not be provably
+/// non-negative: the rewrite checks the whole box at run time.
+std::optional<Match> matchStore(StoreOp st, const AxisAnalysis &axes) {
+  auto type = cast<TileType>(st.getValue().getType());
+  if (type.getRank() != 2 ||
+      !(type.getElementType().isBF16() || type.getElementType().isF16()) ||
+      !(isa<func::FuncOp>(st->getParentOp()) || programLoopOf(st)))
+    return std::nullopt;
+  std::optional<Match> m = matchBox(nullptr, st.getPtr(), st.getMask(), Value(),
+                                    type, axes, /*needNonNegativeRows=*/false);
+  if (!m || m->inner != 1)
+    return std::nullopt;
+  return m;
+}
+
+/// `if (0 <= y0 && y0 + rows <= bound) tma_store else store`: the copy
+/// writes whole boxes, so a box the mask cuts keeps the masked store.
+LogicalResult rewriteStore(StoreOp st, Match mt, int64_t slot) {
+  Location loc = st.getLoc();
+  OpBuilder b(st);
+  IRMapping none;
+  FailureOr<BoxOrigin> origin = boxOrigin(b, nullptr, mt, none);
+  if (failed(origin))
+    return failure();
+  auto type = cast<TileType>(st.getValue().getType());
+  auto c32 = [&](int64_t v) {
+    return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v));
+  };
+  Value y0 = origin->y0;
+  Value whole = arith::AndIOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, y0, c32(0)),
+      arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::sle,
+          arith::AddIOp::create(b, loc, y0, c32(type.getDimSize(0))), mt.bound));
+  auto ifOp = scf::IfOp::create(b, loc, whole, /*withElseRegion=*/true);
+  b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+  TmaStoreOp::create(b, loc, origin->arg,
+                     arith::AddIOp::create(b, loc, origin->rowBase, y0),
+                     st.getValue(), b.getI64IntegerAttr(slot),
+                     b.getI64IntegerAttr(mt.inner),
+                     b.getI64IntegerAttr(mt.stride));
+  st->moveBefore(ifOp.elseBlock()->getTerminator());
+  return success();
+}
+
 constexpr const char *kStaysLoad =
     "TMA_A = true, but this load of a dot's A operand stays a load: ";
 
@@ -700,6 +776,10 @@ constexpr const char *kStaysLoad =
 /// barriers, alignment and scratch buffers).
 constexpr int64_t kRingBudget = 200 * 1024;
 constexpr int64_t kTmaSharedBudget = 224 * 1024;
+/// Shared memory of an H100 SM for CTAs, and what each CTA takes besides
+/// its slots (the slots' 1 KiB alignment, barriers, the system's 1 KiB).
+constexpr int64_t kSmSharedBytes = 228 * 1024;
+constexpr int64_t kCtaSharedOverhead = 3 * 1024;
 
 struct TmaLoadsPass : public mlir::tile::impl::TileTmaLoadsBase<TmaLoadsPass> {
   using TileTmaLoadsBase::TileTmaLoadsBase;
@@ -792,6 +872,7 @@ struct TmaLoadsPass : public mlir::tile::impl::TileTmaLoadsBase<TmaLoadsPass> {
               << "its slot does not fit with the TMA rings in "
               << kTmaSharedBudget / 1024 << " KiB of shared memory";
         aMatches.clear();
+        aBytes = 0;
       }
       // Last first, so that the copies at the top of a loop body come out
       // in program order (each rewrite inserts at the top).
@@ -810,6 +891,37 @@ struct TmaLoadsPass : public mlir::tile::impl::TileTmaLoadsBase<TmaLoadsPass> {
           ++slot;
         else
           load->emitWarning(kStaysLoad) << "its copy could not be built";
+      }
+      // Stores of whole boxes (TMA_STORE, default true): one buffer each.
+      // Only where they pay on H100 (bench/NOTES.md entry 107): one
+      // program per CTA (the buffer and its barriers are the program's);
+      // stores that would otherwise be narrow (4 bytes per thread: a warp
+      // writes 16 bytes of each of 8 rows; wide ones already write whole
+      // sectors); where the buffer fits with the other slots, and does not
+      // cost a CTA of the MIN_BLOCKS asked for.
+      if (!getKernelParam(fn, "TMA_STORE", true) ||
+          getKernelParam(fn, "CTA_PROGRAMS", 1) != 1)
+        return;
+      int64_t used = stages * stageBytes + aBytes;
+      int64_t ctas = std::max<int64_t>(1, getKernelParam(fn, "MIN_BLOCKS", 0));
+      int64_t threads = 32 * getNumWarps(fn);
+      SmallVector<std::pair<StoreOp, Match>> stores;
+      fn.walk([&](StoreOp st) {
+        auto t = cast<TileType>(st.getValue().getType());
+        if (t.getNumElements() / threads >= 2 * kWideStoreMinAccesses)
+          return;
+        if (std::optional<Match> m = matchStore(st, axes))
+          stores.push_back({st, *m});
+      });
+      for (auto [st, m] : stores) {
+        int64_t bytes = cast<TileType>(st.getValue().getType()).getNumElements() * 2;
+        if (used + bytes > kTmaSharedBudget ||
+            ctas * (used + bytes + kCtaSharedOverhead) > kSmSharedBytes)
+          continue;
+        if (succeeded(rewriteStore(st, m, slot))) {
+          used += bytes;
+          ++slot;
+        }
       }
     });
   }

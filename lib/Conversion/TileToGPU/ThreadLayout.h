@@ -45,9 +45,12 @@ struct TmaSlot {
   Value bufferOf(OpBuilder &b, Location loc, Value stage) const;
   Value barrierOf(OpBuilder &b, Location loc, Value stage) const;
   Value emptyOf(OpBuilder &b, Location loc, Value stage) const;
+  /// The buffer of a tile.tma_store (no barriers: its thread waits for
+  /// its copies).
+  bool store = false;
   /// Full barriers, then (hasEmpty) empty ones.
   int64_t numBarriers() const {
-    return hasEmpty ? 2 * stages : stages * members;
+    return store ? 0 : hasEmpty ? 2 * stages : stages * members;
   }
 };
 
@@ -128,6 +131,8 @@ Value i32Const(OpBuilder &b, Location loc, int64_t v);
 /// program's warps (the producer warpgroup never reaches it).
 void ctaBarrier(OpBuilder &b, Location loc, const KernelInfo &k);
 inline constexpr int64_t kConsumerBarrier = 3; // 1 and 2: ping-pong turns
+/// Named barriers kStoreBarrier + g: warpgroup g's tile.tma_store.
+inline constexpr int64_t kStoreBarrier = 8;
 
 /// Producer warps of a warp-specialized kernel (one warpgroup).
 inline constexpr int64_t kProducerWarps = 4;

@@ -263,6 +263,159 @@ struct TmaWaitLowering : TilePattern<TmaWaitOp> {
   }
 };
 
+/// Whether register pairs (2i, 2i + 1) of `l` hold columns (c, c + 1) of a
+/// row with c even, so that 16-bit elements go to shared memory in words.
+bool pairsAlongRows(LayoutAttr l) {
+  if (l.getRank() != 2 || l.getNumRegs() % 2 ||
+      regCoords(l, 1) != SmallVector<int64_t>{0, 1})
+    return false;
+  auto evenCols = [](ArrayRef<int64_t> bases) {
+    for (size_t i = 1; i < bases.size(); i += 2)
+      if (bases[i] & 1)
+        return false;
+    return true;
+  };
+  for (int64_t r = 2; r < l.getNumRegs(); r *= 2)
+    if (regCoords(l, r)[1] & 1)
+      return false;
+  return evenCols(l.getLanes()) && evenCols(l.getWarps());
+}
+
+/// Warp groups that store their rows on their own: warpgroups (4 warps)
+/// whose rows of `l` (`rows` in all) are one block each, rows / groups
+/// apart (the wgmma accumulator layout of 8 or more warps); else 1 (every
+/// warp of the program together).
+int64_t storeGroups(LayoutAttr l, int64_t rows, int64_t warps) {
+  if (l.getRank() != 2 || warps % 4 || warps < 8)
+    return 1;
+  int64_t groups = warps / 4, per = rows / groups;
+  if (rows % groups || per % 8)
+    return 1;
+  auto within = [&](ArrayRef<int64_t> bases, size_t from, size_t to) {
+    for (size_t i = from; i < to && 2 * i < bases.size(); ++i)
+      if (bases[2 * i] >= per)
+        return false;
+    return true;
+  };
+  ArrayRef<int64_t> w = l.getWarps();
+  if (!within(l.getLanes(), 0, l.getNumLaneBits()) || !within(w, 0, 2))
+    return 1;
+  for (int64_t r = 1; r < l.getNumRegs(); r *= 2)
+    if (regCoords(l, r)[0] >= per)
+      return 1;
+  for (size_t i = 2; 2 * i < w.size(); ++i)
+    if (w[2 * i] != per << (i - 2) || w[2 * i + 1] != 0)
+      return 1;
+  return groups;
+}
+
+struct TmaStoreLowering : TilePattern<TmaStoreOp> {
+  using TilePattern::TilePattern;
+
+  LogicalResult
+  matchAndRewrite(TmaStoreOp op, OpAdaptor a,
+                  ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    if (state.arch != "sm_90a")
+      return op.emitError("tma_store needs sm_90a, not ") << state.arch;
+    KernelInfo &ki = kernel(op);
+    if (ki.members > 1)
+      return op.emitError("tma_store in a CTA of several programs");
+    if (int64_t(op.getSlot()) >= int64_t(ki.slots.size()))
+      return op.emitError("tma_store slot without shared memory");
+    TmaSlot &slot = ki.slots[op.getSlot()];
+    auto type = cast<TileType>(op.getValue().getType());
+    int64_t rows = type.getDimSize(0), cols = type.getDimSize(1);
+    LayoutAttr l = layoutOf(op.getValue());
+    auto c32 = [&](int64_t v) { return i32Const(rw, loc, v); };
+    // Each group of warps (a warpgroup of the accumulator layout, or all
+    // of them) copies its own rows, `per` from row `group * per`: the
+    // first thread of the group issues, the group's barrier orders.
+    int64_t groups = storeGroups(l, rows, ki.warps), per = rows / groups;
+    Value group = c32(0), issuer = ki.isFirstThread;
+    if (groups > 1) {
+      group = arith::ShRUIOp::create(rw, loc, ki.warp, c32(2));
+      issuer = arith::ExtUIOp::create(
+          rw, loc, rw.getI32Type(),
+          arith::CmpIOp::create(
+              rw, loc, arith::CmpIPredicate::eq,
+              arith::OrIOp::create(rw, loc, ki.lane,
+                                   arith::AndIOp::create(rw, loc, ki.warp, c32(3))),
+              c32(0)));
+    }
+    auto barrier = [&] {
+      if (groups == 1)
+        return ctaBarrier(rw, loc, ki);
+      ptx(rw, loc, Type(),
+          ValueRange{arith::AddIOp::create(rw, loc, group, c32(kStoreBarrier))},
+          "bar.sync $0, 128;", "r", /*sideEffects=*/true);
+    };
+    // The group's previous copy from the buffer has read it (its issuer
+    // waits), and the group knows.
+    ptxIf(rw, loc, issuer, ValueRange{}, "@p cp.async.bulk.wait_group.read 0;", "");
+    barrier();
+    // Each thread writes its elements where the copy's 128-byte swizzle
+    // reads them: 16-byte chunk (c / 8) % 8 of row r sits at chunk
+    // ((c / 8) % 8) ^ (r % 8), each slab of 64 columns after the last.
+    SmallVector<Value> vals = unpack(rw, loc, a.getValue());
+    Type elt = cast<VectorType>(a.getValue().getType()).getElementType();
+    Value r0 = threadCoord(rw, loc, ki, l, 0), c0 = threadCoord(rw, loc, ki, l, 1);
+    bool pairs = pairsAlongRows(l);
+    for (int64_t reg = 0; reg < int64_t(vals.size()); reg += pairs ? 2 : 1) {
+      Value r = elementCoord(rw, loc, r0, l, reg, 0);
+      Value c = elementCoord(rw, loc, c0, l, reg, 1);
+      auto shr = [&](Value v, int64_t n) {
+        return arith::ShRUIOp::create(rw, loc, v, c32(n));
+      };
+      auto band = [&](Value v, int64_t m) {
+        return arith::AndIOp::create(rw, loc, v, c32(m));
+      };
+      Value chunk = arith::XOrIOp::create(rw, loc, band(shr(c, 3), 7), band(r, 7));
+      Value at = arith::AddIOp::create(
+          rw, loc, slot.buffer,
+          arith::AddIOp::create(
+              rw, loc,
+              arith::MulIOp::create(rw, loc, shr(c, 6), c32(rows * 128)),
+              arith::AddIOp::create(
+                  rw, loc, arith::MulIOp::create(rw, loc, r, c32(128)),
+                  arith::AddIOp::create(
+                      rw, loc, arith::ShLIOp::create(rw, loc, chunk, c32(4)),
+                      arith::MulIOp::create(rw, loc, band(c, 7), c32(2))))));
+      if (pairs) {
+        Value word = toWords(rw, loc, ArrayRef(vals).slice(reg, 2), elt, 1)[0];
+        ptx(rw, loc, Type(), ValueRange{at, word}, "st.shared.b32 [$0], $1;",
+            "r,r", /*sideEffects=*/true);
+      } else {
+        Value half = arith::BitcastOp::create(rw, loc, rw.getI16Type(), vals[reg]);
+        ptx(rw, loc, Type(), ValueRange{at, half}, "st.shared.b16 [$0], $1;",
+            "r,h", /*sideEffects=*/true);
+      }
+    }
+    // Visible to the copy (the async proxy), then thread 0 copies each
+    // slab of 64 columns.
+    ptx(rw, loc, Type(), ValueRange{}, "fence.proxy.async.shared::cta;", "",
+        /*sideEffects=*/true);
+    barrier();
+    Value first = arith::MulIOp::create(rw, loc, group, c32(per));
+    Value rowsAt = arith::AddIOp::create(
+        rw, loc, slot.buffer, arith::MulIOp::create(rw, loc, first, c32(128)));
+    SmallVector<Value> ops = {slot.map,
+                              arith::AddIOp::create(rw, loc, a.getCoord(), first)};
+    std::string text, cons = "l,r";
+    for (int64_t s = 0; s < cols / kSlabElems; ++s) {
+      ops.push_back(arith::AddIOp::create(rw, loc, rowsAt, c32(s * rows * 128)));
+      cons += ",r";
+      text += "@p cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$1, {" +
+              std::to_string(s * kSlabElems) + ", $2}], [$" +
+              std::to_string(ops.size()) + "];\n";
+    }
+    text += "@p cp.async.bulk.commit_group;";
+    ptxIf(rw, loc, issuer, ops, text, cons);
+    rw.eraseOp(op);
+    return success();
+  }
+};
+
 struct TmaReleaseLowering : TilePattern<TmaReleaseOp> {
   using TilePattern::TilePattern;
 
@@ -293,22 +446,61 @@ struct TmaReleaseLowering : TilePattern<TmaReleaseOp> {
 };
 } // namespace
 
+namespace {
+/// What a slot holds, from its copies or its store (all agree).
+struct SlotUse {
+  Operation *op = nullptr; ///< the first copy or store of the slot
+  Value base;
+  SmallVector<int64_t> shape;
+  int64_t inner = 0, rowStride = 0, stages = 1;
+  bool agrees(const SlotUse &o) const {
+    return base == o.base && shape == o.shape && inner == o.inner &&
+           rowStride == o.rowStride && stages == o.stages;
+  }
+};
+SlotUse useOf(TmaCopyOp c) {
+  return {c, c.getBase(), llvm::to_vector(c.getShape()),
+          int64_t(c.getInnerDim()), int64_t(c.getRowStride()),
+          int64_t(c.getStages())};
+}
+SlotUse useOf(TmaStoreOp st) {
+  auto t = cast<TileType>(st.getValue().getType());
+  return {st, st.getBase(), llvm::to_vector(t.getShape()),
+          int64_t(st.getInnerDim()), int64_t(st.getRowStride()), 1};
+}
+} // namespace
+
 LogicalResult lowering::setupTmaSlots(gpu::GPUFuncOp fn, KernelInfo &k) {
-  SmallVector<TmaCopyOp> copies;
-  fn.walk([&](TmaCopyOp c) { copies.push_back(c); });
+  SmallVector<std::pair<int64_t, SlotUse>> uses;
+  fn.walk([&](Operation *op) {
+    if (auto c = dyn_cast<TmaCopyOp>(op))
+      uses.push_back({int64_t(c.getSlot()), useOf(c)});
+    else if (auto st = dyn_cast<TmaStoreOp>(op))
+      uses.push_back({int64_t(st.getSlot()), useOf(st)});
+  });
   Location loc = fn.getLoc();
-  if (copies.empty())
+  if (uses.empty())
     return success();
   OpBuilder b(fn.getContext());
   b.setInsertionPointAfterValue(firstThread(k));
-  // Slot sizes, from the copies (all copies of a slot agree).
+  // Slots, from their copies or store (all copies of a slot agree).
   int64_t numSlots = 0;
-  for (TmaCopyOp c : copies)
-    numSlots = std::max<int64_t>(numSlots, c.getSlot() + 1);
+  for (auto &u : uses)
+    numSlots = std::max<int64_t>(numSlots, u.first + 1);
+  SmallVector<SlotUse> ofSlot(numSlots);
+  for (auto &[slot, u] : uses) {
+    SlotUse &first = ofSlot[slot];
+    if (first.op && !first.agrees(u))
+      return u.op->emitError("copies of slot ") << slot << " disagree";
+    if (!first.op)
+      first = u;
+  }
   SmallVector<int64_t> bytes(numSlots, 0), stages(numSlots, 2);
-  for (TmaCopyOp c : copies) {
-    bytes[c.getSlot()] = c.getShape()[0] * c.getShape()[1] * 2;
-    stages[c.getSlot()] = c.getStages();
+  for (int64_t s = 0; s < numSlots; ++s) {
+    if (!ofSlot[s].op)
+      return fn.emitError("tma slot ") << s << " has no copy";
+    bytes[s] = ofSlot[s].shape[0] * ofSlot[s].shape[1] * 2;
+    stages[s] = ofSlot[s].stages;
   }
 
   Value base = dynamicSharedBase(b, loc);
@@ -322,30 +514,17 @@ LogicalResult lowering::setupTmaSlots(gpu::GPUFuncOp fn, KernelInfo &k) {
   // One tensor map per slot: a trailing parameter, described for the
   // launcher in kTensorMapsAttr ([arg, elemBytes, rowElems, rowStride,
   // boxElems, boxRows]); thread 0 prefetches it.
-  SmallVector<TmaCopyOp> ofSlot(numSlots);
-  for (TmaCopyOp c : copies) {
-    TmaCopyOp &first = ofSlot[c.getSlot()];
-    if (first && (first.getBase() != c.getBase() ||
-                  first.getShape() != c.getShape() ||
-                  first.getInnerDim() != c.getInnerDim() ||
-                  first.getRowStride() != c.getRowStride() ||
-                  first.getStages() != c.getStages()))
-      return c.emitError("copies of slot ") << c.getSlot() << " disagree";
-    if (!first)
-      first = c;
-  }
   auto ptrType = LLVM::LLVMPointerType::get(b.getContext());
   SmallVector<Attribute> maps;
   k.slots.resize(numSlots);
   for (int64_t s = 0; s < numSlots; ++s) {
-    TmaCopyOp c = ofSlot[s];
-    if (!c)
-      return fn.emitError("tma slot ") << s << " has no copy";
-    ArrayRef<int64_t> shape = c.getShape();
-    int64_t inner = shape[c.getInnerDim()], outer = shape[1 - c.getInnerDim()];
+    const SlotUse &c = ofSlot[s];
+    int64_t inner = c.shape[c.inner], outer = c.shape[1 - c.inner];
+    if (auto st = dyn_cast<TmaStoreOp>(c.op)) // each group copies its rows
+      outer /= storeGroups(layoutOf(st.getValue()), outer, k.warps);
     maps.push_back(b.getDenseI64ArrayAttr(
-        {int64_t(cast<BlockArgument>(c.getBase()).getArgNumber()), 2, inner,
-         int64_t(c.getRowStride()), kSlabElems, outer}));
+        {int64_t(cast<BlockArgument>(c.base).getArgNumber()), 2, inner,
+         c.rowStride, kSlabElems, outer}));
     unsigned argIdx = fn.getNumArguments();
     if (failed(fn.insertArgument(argIdx, ptrType, DictionaryAttr(), loc)))
       return failure();
@@ -364,6 +543,7 @@ LogicalResult lowering::setupTmaSlots(gpu::GPUFuncOp fn, KernelInfo &k) {
     k.slots[s].hasEmpty = stages[s] > 2 || (k.specialized && stages[s] == 2);
     k.slots[s].members = stages[s] == 1 ? k.members : 1;
     k.slots[s].member = k.member;
+    k.slots[s].store = isa<TmaStoreOp>(ofSlot[s].op);
     off += stages[s] * k.slots[s].members * k.slots[s].stageBytes;
   }
   for (int64_t s = 0; s < numSlots; ++s) {
@@ -394,6 +574,14 @@ LogicalResult lowering::setupTmaSlots(gpu::GPUFuncOp fn, KernelInfo &k) {
   init += "@p fence.mbarrier_init.release.cluster;";
   ptxIf(b, loc, k.isFirstThread, bars, init, cons);
   gpu::BarrierOp::create(b, loc);
+  // Stores: shared memory must outlive the copies from it (each thread
+  // waits for the copies it issued, if any).
+  if (llvm::any_of(uses, [](auto &u) { return isa<TmaStoreOp>(u.second.op); }))
+    fn.walk([&](gpu::ReturnOp ret) {
+      OpBuilder rb(ret);
+      ptx(rb, ret.getLoc(), Type(), ValueRange{}, "cp.async.bulk.wait_group 0;",
+          "", /*sideEffects=*/true);
+    });
   return success();
 }
 
@@ -411,5 +599,6 @@ Value lowering::TmaSlot::emptyOf(OpBuilder &b, Location loc, Value stage) const 
 
 void lowering::populateTmaPatterns(TypeConverter &tc, RewritePatternSet &p,
                                    LoweringState &s) {
-  p.add<TmaCopyLowering, TmaWaitLowering, TmaReleaseLowering>(tc, p.getContext(), s);
+  p.add<TmaCopyLowering, TmaWaitLowering, TmaStoreLowering, TmaReleaseLowering>(
+      tc, p.getContext(), s);
 }
