@@ -402,12 +402,16 @@ def Tile_TmaStoreOp : Tile_Op<"tma_store", [MemoryEffects<[MemRead, MemWrite]>]>
     of the argument, columns 0 .. row length - 1, `inner_dim` 1). The
     program's threads write `value` into the shared-memory buffer of slot
     `slot` (one stage, 128-byte swizzled rows in slabs of 64 elements), and
-    thread 0 starts one bulk copy per slab to global memory; nobody waits
-    for it to finish. Before the threads write the buffer again, thread 0
-    waits until the previous copy has read it, and every thread meets at
-    a barrier of the program's warps; the kernel's exit waits for the
-    copies too. The whole box is written: the pass keeps the masked store
-    for boxes that reach past the mask's bound.
+    one thread starts one bulk copy per slab to global memory; nobody waits
+    for it to finish. Where each warpgroup holds its own block of rows (the
+    wgmma accumulator layout of 8 or more warps) each warpgroup does this
+    for its rows on its own (its first thread copies, its barriers are
+    named barriers of its 128 threads); otherwise thread 0 copies and the
+    barriers are the program's. Before the buffer is written again, the
+    copying thread waits until its previous copy has read it, then a
+    barrier; the kernel's exit waits for the copies too. The whole box is
+    written: the pass keeps the masked store for boxes that reach past the
+    mask's bound.
 
     ```mlir
     tile.tma_store %o, %row, %val {slot = 2 : i64, inner_dim = 1 : i64, row_stride = 64 : i64} : !tile.ptr<bf16>, !tile.tile<128x64xbf16>

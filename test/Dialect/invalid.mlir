@@ -733,3 +733,44 @@ func.func @dot_wait_negative(%c: !tile.tile<64x64xf32>) {
   %0 = tile.dot_wait %c {pending = -1 : i64} : !tile.tile<64x64xf32>
   return
 }
+
+// -----
+
+func.func @tma_store_inner(%p: !tile.ptr<bf16>, %n: i32, %v: !tile.tile<64x64xbf16>) {
+  // expected-error @+1 {{'tile.tma_store' op stores a 2-D tile along its rows (`inner_dim` 1)}}
+  tile.tma_store %p, %n, %v {slot = 0 : i64, inner_dim = 0 : i64, row_stride = 64 : i64} : !tile.ptr<bf16>, !tile.tile<64x64xbf16>
+  return
+}
+
+// -----
+
+func.func @tma_store_type(%p: !tile.ptr<f16>, %n: i32, %v: !tile.tile<64x64xbf16>) {
+  // expected-error @+1 {{'tile.tma_store' op stores f16 or bf16 tiles into tensors of the same element type, not 'bf16' into 'f16'}}
+  tile.tma_store %p, %n, %v {slot = 0 : i64, inner_dim = 1 : i64, row_stride = 64 : i64} : !tile.ptr<f16>, !tile.tile<64x64xbf16>
+  return
+}
+
+// -----
+
+func.func @tma_store_box(%p: !tile.ptr<bf16>, %n: i32, %v: !tile.tile<64x32xbf16>) {
+  // expected-error @+1 {{'tile.tma_store' op box must be a multiple of 64 elements along a row and at most 256 rows}}
+  tile.tma_store %p, %n, %v {slot = 0 : i64, inner_dim = 1 : i64, row_stride = 64 : i64} : !tile.ptr<bf16>, !tile.tile<64x32xbf16>
+  return
+}
+
+// -----
+
+func.func @tma_store_stride(%p: !tile.ptr<bf16>, %n: i32, %v: !tile.tile<64x64xbf16>) {
+  // expected-error @+1 {{'tile.tma_store' op row_stride must cover the box and be a multiple of 16 bytes}}
+  tile.tma_store %p, %n, %v {slot = 0 : i64, inner_dim = 1 : i64, row_stride = 60 : i64} : !tile.ptr<bf16>, !tile.tile<64x64xbf16>
+  return
+}
+
+// -----
+
+func.func @tma_store_base(%p: !tile.ptr<bf16>, %n: i32, %v: !tile.tile<64x64xbf16>) {
+  %q = tile.addptr %p, %n : !tile.ptr<bf16>, i32
+  // expected-error @+1 {{'tile.tma_store' op base must be a pointer argument of the kernel}}
+  tile.tma_store %q, %n, %v {slot = 0 : i64, inner_dim = 1 : i64, row_stride = 64 : i64} : !tile.ptr<bf16>, !tile.tile<64x64xbf16>
+  return
+}

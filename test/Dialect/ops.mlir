@@ -254,3 +254,11 @@ func.func @tma_ring_and_turns(%k: !tile.ptr<bf16>, %n: i32, %ok: i1) {
   tile.turn_pass
   return
 }
+
+// CHECK-LABEL: func.func @tma_store
+// CHECK: tile.tma_store %arg0, %arg1, %arg2 {inner_dim = 1 : i64, row_stride = 64 : i64, slot = 2 : i64} : <bf16>, <128x64xbf16>
+func.func @tma_store(%o: !tile.ptr<bf16>, %n: i32, %v: !tile.tile<128x64xbf16>) {
+  tile.tma_store %o, %n, %v {slot = 2 : i64, inner_dim = 1 : i64, row_stride = 64 : i64} : !tile.ptr<bf16>, !tile.tile<128x64xbf16>
+  return
+}
+
