@@ -22,6 +22,15 @@
 // program (TMA_A in the loop over programs): lane 0 of each program's
 // first warp copies, after the program's own barrier.
 //
+// A tile.tma_store's slot is one buffer, no barriers (tile-tma-loads makes
+// them for stores of whole rows): the threads write the tile into it with
+// the same swizzle, fence it for the async proxy and meet at a barrier;
+// one thread then starts a bulk copy to global memory per slab and commits
+// it as a bulk group, and waits for the group's reads before the buffer is
+// written again (and for the copies at the kernel's exit). Where each
+// warpgroup holds its own rows, each does this on its own, with a named
+// barrier of its 128 threads and a box of its rows.
+//
 // Warp-specialized kernels (tile.warp_specialize): every ring has empty
 // barriers, one arrival per consumer warp at each tile.tma_release (placed
 // where the dot reading the stage is complete); a `producer` copy is
@@ -391,8 +400,8 @@ struct TmaStoreLowering : TilePattern<TmaStoreOp> {
             "r,h", /*sideEffects=*/true);
       }
     }
-    // Visible to the copy (the async proxy), then thread 0 copies each
-    // slab of 64 columns.
+    // Visible to the copy (the async proxy), then the group's issuer
+    // copies each slab of 64 columns of its rows.
     ptx(rw, loc, Type(), ValueRange{}, "fence.proxy.async.shared::cta;", "",
         /*sideEffects=*/true);
     barrier();
