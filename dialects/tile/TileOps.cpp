@@ -152,6 +152,24 @@ LogicalResult LoadOp::verify() {
   return success();
 }
 
+/// The box of a bulk tensor copy (tma_copy, tma_store): `inner` elements
+/// along a row, `outer` rows of `rowStride` elements of the kernel argument
+/// `base` (the launcher maps it; see the manifest's tensorMaps).
+static LogicalResult verifyTmaBox(Operation *op, Value base, int64_t inner,
+                                  int64_t outer, uint64_t rowStride) {
+  if (inner % 64 != 0 || outer < 1 || outer > 256)
+    return op->emitOpError("box must be a multiple of 64 elements along a row "
+                           "and at most 256 rows");
+  if (int64_t(rowStride) < inner || rowStride % 8 != 0)
+    return op->emitOpError("row_stride must cover the box and be a multiple "
+                           "of 16 bytes");
+  auto arg = dyn_cast<BlockArgument>(base);
+  if (!arg || !arg.getOwner()->isEntryBlock() ||
+      !isa<FunctionOpInterface>(arg.getOwner()->getParentOp()))
+    return op->emitOpError("base must be a pointer argument of the kernel");
+  return success();
+}
+
 LogicalResult TmaCopyOp::verify() {
   ArrayRef<int64_t> shape = getShape();
   Type elt = getBase().getType().getPointeeType();
@@ -161,19 +179,8 @@ LogicalResult TmaCopyOp::verify() {
     return emitOpError("`stages` must be 1 to 4, not ") << getStages();
   if (!elt.isF16() && !elt.isBF16())
     return emitOpError("copies f16 or bf16 tensors, not ") << elt;
-  int64_t inner = shape[getInnerDim()], outer = shape[1 - getInnerDim()];
-  if (inner % 64 != 0 || outer < 1 || outer > 256)
-    return emitOpError("box must be a multiple of 64 elements along a row "
-                       "and at most 256 rows");
-  if (int64_t(getRowStride()) < inner || getRowStride() % 8 != 0)
-    return emitOpError("row_stride must cover the box and be a multiple of "
-                       "16 bytes");
-  // The launcher maps a kernel argument (see the manifest's tensorMaps).
-  auto arg = dyn_cast<BlockArgument>(getBase());
-  if (!arg || !arg.getOwner()->isEntryBlock() ||
-      !isa<FunctionOpInterface>(arg.getOwner()->getParentOp()))
-    return emitOpError("base must be a pointer argument of the kernel");
-  return success();
+  return verifyTmaBox(*this, getBase(), shape[getInnerDim()],
+                      shape[1 - getInnerDim()], getRowStride());
 }
 
 LogicalResult TmaStoreOp::verify() {
@@ -185,17 +192,8 @@ LogicalResult TmaStoreOp::verify() {
     return emitOpError("stores f16 or bf16 tiles into tensors of the same "
                        "element type, not ")
            << t.getElementType() << " into " << elt;
-  if (t.getDimSize(1) % 64 != 0 || t.getDimSize(0) > 256)
-    return emitOpError("box must be a multiple of 64 elements along a row "
-                       "and at most 256 rows");
-  if (int64_t(getRowStride()) < t.getDimSize(1) || getRowStride() % 8 != 0)
-    return emitOpError("row_stride must cover the box and be a multiple of "
-                       "16 bytes");
-  auto arg = dyn_cast<BlockArgument>(getBase());
-  if (!arg || !arg.getOwner()->isEntryBlock() ||
-      !isa<FunctionOpInterface>(arg.getOwner()->getParentOp()))
-    return emitOpError("base must be a pointer argument of the kernel");
-  return success();
+  return verifyTmaBox(*this, getBase(), t.getDimSize(1), t.getDimSize(0),
+                      getRowStride());
 }
 
 LogicalResult TmaWaitOp::verify() {

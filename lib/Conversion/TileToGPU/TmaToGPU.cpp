@@ -145,6 +145,17 @@ std::pair<Value, Value> stageFree(OpBuilder &b, Location loc,
   return {waitOn, parity};
 }
 
+/// The shared-memory slot `slot` of a TMA op's kernel, or an error at `op`
+/// (`what` names it) off sm_90a or where the kernel has no such slot.
+FailureOr<TmaSlot *> slotOf(Operation *op, StringRef what, int64_t slot,
+                            const LoweringState &state, KernelInfo &ki) {
+  if (state.arch != "sm_90a")
+    return op->emitError(what) << " needs sm_90a, not " << state.arch;
+  if (slot >= int64_t(ki.slots.size()))
+    return op->emitError(what) << " slot without shared memory";
+  return &ki.slots[slot];
+}
+
 struct TmaCopyLowering : TilePattern<TmaCopyOp> {
   using TilePattern::TilePattern;
 
@@ -152,13 +163,11 @@ struct TmaCopyLowering : TilePattern<TmaCopyOp> {
   matchAndRewrite(TmaCopyOp op, OpAdaptor a,
                   ConversionPatternRewriter &rw) const override {
     Location loc = op.getLoc();
-    if (state.arch != "sm_90a")
-      return op.emitError("tma_copy needs sm_90a, not ") << state.arch;
     KernelInfo &ki = kernel(op);
-    int64_t slotId = op.getSlot();
-    if (slotId >= int64_t(ki.slots.size()))
-      return op.emitError("tma_copy slot without shared memory");
-    TmaSlot &slot = ki.slots[slotId];
+    FailureOr<TmaSlot *> found = slotOf(op, "tma_copy", op.getSlot(), state, ki);
+    if (failed(found))
+      return failure();
+    TmaSlot &slot = **found;
     ArrayRef<int64_t> shape = op.getShape();
     int64_t inner = shape[op.getInnerDim()], outer = shape[1 - op.getInnerDim()];
     int64_t eltBytes = 2;
@@ -250,13 +259,12 @@ struct TmaWaitLowering : TilePattern<TmaWaitOp> {
         return op.emitError("a tma_wait result may only be a dot's B operand "
                             "or, with inner_dim 1, its A operand");
     }
-    if (state.arch != "sm_90a")
-      return op.emitError("tma_wait needs sm_90a, not ") << state.arch;
     Location loc = op.getLoc();
     KernelInfo &ki = kernel(op);
-    if (int64_t(op.getSlot()) >= int64_t(ki.slots.size()))
-      return op.emitError("tma_wait slot without shared memory");
-    TmaSlot &slot = ki.slots[op.getSlot()];
+    FailureOr<TmaSlot *> found = slotOf(op, "tma_wait", op.getSlot(), state, ki);
+    if (failed(found))
+      return failure();
+    TmaSlot &slot = **found;
     Value barrier = slot.barrierOf(rw, loc, a.getStage());
     ptx(rw, loc, Type(), ValueRange{barrier, a.getPhase()},
         "{\n.reg .pred done;\nTMA_WAIT_${:uid}:\n"
@@ -325,14 +333,13 @@ struct TmaStoreLowering : TilePattern<TmaStoreOp> {
   matchAndRewrite(TmaStoreOp op, OpAdaptor a,
                   ConversionPatternRewriter &rw) const override {
     Location loc = op.getLoc();
-    if (state.arch != "sm_90a")
-      return op.emitError("tma_store needs sm_90a, not ") << state.arch;
     KernelInfo &ki = kernel(op);
+    FailureOr<TmaSlot *> found = slotOf(op, "tma_store", op.getSlot(), state, ki);
+    if (failed(found))
+      return failure();
     if (ki.members > 1)
       return op.emitError("tma_store in a CTA of several programs");
-    if (int64_t(op.getSlot()) >= int64_t(ki.slots.size()))
-      return op.emitError("tma_store slot without shared memory");
-    TmaSlot &slot = ki.slots[op.getSlot()];
+    TmaSlot &slot = **found;
     auto type = cast<TileType>(op.getValue().getType());
     int64_t rows = type.getDimSize(0), cols = type.getDimSize(1);
     LayoutAttr l = layoutOf(op.getValue());
