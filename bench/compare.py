@@ -46,6 +46,7 @@ def main(argv=None):
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--min-runs", type=int, default=10)
     p.add_argument("--min-ms", type=float, default=50.0)
+    p.add_argument("--warmup-ms", type=float, default=200.0, help="as attention_fwd.py's --warmup-ms (default 200)")
     p.add_argument("--arch", default="sm_90a")
     p.add_argument("--time-failing", action="store_true",
                    help="time variants that fail the parity check too (bounds from prototypes that drop work)")
@@ -83,7 +84,7 @@ def main(argv=None):
                 print(f"  {name}: {e}")
         for _ in range(a.rounds):
             for name, fn in fns.items():
-                times[name].append(af.time_ms(fn, inputs, a.min_runs, a.min_ms)[0])
+                times[name].append(af.time_ms(fn, inputs, a.min_runs, a.min_ms, a.warmup_ms)[0])
         base = None
         line = f"{s['dtype']} D={s['D']} causal={int(s['causal'])} S={s['S']:5d}:"
         for name in fns:
