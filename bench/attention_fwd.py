@@ -769,6 +769,8 @@ def parse_args(argv=None):
     a.define = defines
     if a.rounds < 1:
         p.error(f"--rounds wants a count >= 1, got {a.rounds}")
+    if a.warmup_ms < 0:
+        p.error(f"--warmup-ms wants a time >= 0, got {a.warmup_ms}")
     if a.quick:
         a.seqlen = a.seqlen or [1024, 4096]
         a.dtype = a.dtype or ["bf16"]
@@ -868,6 +870,7 @@ def main(argv=None):
     meta = {"device": torch.cuda.get_device_name(), "capability": list(cap), "arch": arch,
             "torch": torch.__version__, "cuda": torch.version.cuda,
             "date": time.strftime("%Y-%m-%dT%H:%M:%S"), "argv": sys.argv[1:],
+            "warmup_ms": a.warmup_ms,
             "l2_mib": getattr(props, "L2_cache_size", 50 << 20) / 2**20}
     if need_tilec:
         import cupy

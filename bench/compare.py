@@ -51,6 +51,8 @@ def main(argv=None):
     p.add_argument("--time-failing", action="store_true",
                    help="time variants that fail the parity check too (bounds from prototypes that drop work)")
     a = p.parse_args(argv)
+    if a.warmup_ms < 0:
+        p.error(f"--warmup-ms wants a time >= 0, got {a.warmup_ms}")
     try:
         variants = [parse_variant(v) for v in a.variant]
     except ValueError as e:
