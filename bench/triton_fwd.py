@@ -2,7 +2,7 @@
 in Triton, written the way Triton's fused-attention tutorial writes it (one
 program per query block and batch*head, online softmax in base 2, the scale
 folded into the exponent, K/V blocks pipelined by the compiler), so that the
-benchmark measures "a plain Triton FA2 kernel" (DESIGN.md) on the same
+benchmark measures "a plain Triton FA2 kernel" (docs/design.md) on the same
 inputs as tilec and SDPA. The tutorial itself is not importable offline.
 
 Inputs are [B, H, S, D] contiguous, as attention_fwd.make_inputs makes them.

@@ -1,7 +1,7 @@
 //===- Compiler.h - compile .tile source to PTX -------------------*- C++ -*-===//
 //
 // The one entry point of the compiler: source text in, the output of any
-// pipeline stage out (see DESIGN.md "Pipeline"). Used by tilec and the JIT.
+// pipeline stage out (docs/design.md, "Pipeline"). Used by tilec and the JIT.
 //
 //===----------------------------------------------------------------------===//
 #pragma once

@@ -1,6 +1,6 @@
 //===- Compiler.cpp - the compile() entry point: source to any stage ------===//
 //
-// One function runs the whole pipeline (DESIGN.md "Pipeline"), stopping
+// One function runs the whole pipeline (docs/design.md), stopping
 // after the stage asked for. Diagnostics of every stage are collected as
 // text with carets.
 //

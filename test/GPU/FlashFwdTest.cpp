@@ -8,7 +8,7 @@
 // Compiles examples/attention/flash_fwd.tile ($TILEC_FLASH_FWD_TILE, --tile)
 // for every (dtype, causal, head dim) through the JIT (memory + disk cache)
 // and through tile::compile → AOT bundle → loadBundle, and checks each
-// against an fp64 CPU reference (TESTING.md): rel-L2 ≤ 1e-5 (f32) / 1e-2
+// against an fp64 CPU reference (docs/testing.md): rel-L2 ≤ 1e-5 (f32) / 1e-2
 // (f16, bf16), LSE within 1e-5·(1+|lse|) / 1e-3·(1+|lse|), output poisoned
 // with NaN first and every element written, rows past seqlen untouched,
 // bitwise-equal over 5 runs. Edge cases: seqlen 0, batch·heads > SM count,
