@@ -604,7 +604,7 @@ def time_ms(fn, inputs, min_runs, min_ms, warmup_ms=0.0):
     # clock follows the power drawn over the last tens of ms. Right after
     # the spin kernel (or another provider) a kernel starts at a clock set
     # for a different load: the first ~50 ms of a run measured 5-13 %
-    # faster than its steady rate (bench/NOTES.md entry 111). So
+    # faster than its steady rate (docs/performance.md). So
     # `warmup_ms` of untimed calls run between the spin kernel and the
     # timed ones, enqueued with them: each provider is timed at the clock
     # its own load settles at.

@@ -91,7 +91,7 @@ void ::tile::buildNVVMPipeline(OpPassManager &pm) {
   gpu.addPass(createConvertGpuOpsToNVVMOps(options));
   // No canonicalizer or CSE here: LLVM's passes (lib/Target/PTX.cpp) do the
   // same cleanup, and the PTX of flash_fwd's configurations is
-  // byte-identical without them (~10 ms of a compile, bench/NOTES.md 60).
+  // byte-identical without them (~10 ms of a compile).
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(mlir::tile::createTileTensorMapParams());
   pm.addPass(mlir::tile::createTileLoopAnnotations());

@@ -5,7 +5,7 @@
 // sums, then the 16-bit packs. ptxas keeps much of that order, so a warp
 // issues its `MUFU.EX2`s back to back and waits on the special-function
 // unit while the row sums and packs queue behind them (H100 profile,
-// bench/NOTES.md entry 39). Here, in each straight-line run of the PTX:
+// measured with ncu). Here, in each straight-line run of the PTX:
 //
 //   1. each `fma.rn.f32` / `ex2.approx` sinks to just before its first
 //      reader (so `fma_i; ex2_i` sit next to the sum that takes them), then

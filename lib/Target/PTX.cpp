@@ -43,7 +43,7 @@ target::translateToLLVMIR(mlir::ModuleOp module, llvm::LLVMContext &context) {
 /// dropping O3's passes one at a time while 30 configurations (flash_fwd
 /// on both targets, every dtype, the tuned producer / persistent /
 /// CTA_PROGRAMS ones; helpers.tile; test kernels) kept byte-identical PTX;
-/// 45 -> 30 ms of a flash_fwd compile (bench/NOTES.md entry 60). The order
+/// 45 -> 30 ms of a flash_fwd compile. The order
 /// and options are O3's own.
 static const char *const kOptPipeline =
     "function<eager-inv>("
@@ -108,7 +108,7 @@ bool target::emitPTX(llvm::Module &module, const std::string &arch,
   // (older ptxas wanted them divided by 16). Code generation at Default,
   // not Aggressive (which runs GVN where Default runs EarlyCSE among NVPTX's
   // IR passes): ~5 % of a flash_fwd compile, PTX identical for the default
-  // configurations and as fast elsewhere (bench/NOTES.md entry 47).
+  // configurations and as fast elsewhere.
   std::unique_ptr<llvm::TargetMachine> tm(t->createTargetMachine(
       triple, arch, arch == "sm_90a" ? "+ptx87" : "+ptx80", llvm::TargetOptions(), std::nullopt,
       std::nullopt, llvm::CodeGenOptLevel::Default));

@@ -99,7 +99,7 @@ void placeWaits(DotOp dot, int64_t stages, RewriterBase &rw) {
   // FlashAttention-3 does: ptxas cannot follow a product in flight across
   // the back edge between other groups and serializes every wgmma of the
   // kernel (warning C7514). With two stages the serialized form measured
-  // faster (flash_fwd at D = 64 on H100, bench/NOTES.md entry 19).
+  // faster (flash_fwd at D = 64 on H100).
   bool alone = llvm::none_of(*block, [&](Operation &op) {
     auto d = dyn_cast<DotOp>(op);
     return d && d != dot && d.getB().getDefiningOp<TmaWaitOp>();

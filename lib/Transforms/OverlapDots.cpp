@@ -265,7 +265,7 @@ struct OverlapDotsPass
       // the tensor cores busy in turn, and the late dot's registers do not
       // fit what each gets (flash_fwd, D = 64, three programs: 160; with
       // the overlap ptxas serializes the wgmma; without it 1.02-1.14 x two
-      // overlapped warpgroups on H100, bench/NOTES.md entry 50).
+      // overlapped warpgroups on H100).
       auto fn = l->getParentOfType<func::FuncOp>();
       if (!fn || getKernelParam(fn, "CTA_PROGRAMS", 1) <= 1)
         loops.push_back(l);

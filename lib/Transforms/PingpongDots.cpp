@@ -29,8 +29,7 @@
 // parameter PINGPONG = false. A PERSISTENT kernel's ring copies sit in
 // scf.ifs (tile-tma-loads), which end a run, so its runs hold one dot each
 // and get no turns: letting those ifs into turns made flash_fwd at D = 128
-// (128/128/8, producer, persistent) 5-13 % slower on H100 (bench/NOTES.md
-// entry 55).
+// (128/128/8, producer, persistent) 5-13 % slower on H100.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Transforms/Passes.h"

@@ -2,7 +2,7 @@
 //
 // sm_90a only, in kernels with a compile-time parameter TMA = true (opt-in
 // per kernel; flash_fwd turns it on: +12-23 % over register prefetch on
-// H100, bench/NOTES.md entry 9). A tile.load in an scf.for body that
+// H100). A tile.load in an scf.for body that
 //   * feeds only the B operand of one tile.dot (read in place by wgmma),
 //   * reads a 2-D f16/bf16 box of a row-major tensor: stride 1 along one
 //     dimension (a row, a multiple of 64 elements), a constant row stride
@@ -32,7 +32,7 @@
 // flash_fwd) becomes one copy into a one-stage slot that wgmma reads in
 // place, where it fits with the rings in 224 KiB: its registers go back to
 // the loop (at D = 128, BM = BN = 128, 8 warps: 248 -> 229; timing
-// unchanged on H100, bench/NOTES.md entry 23). In a PERSISTENT kernel
+// unchanged on H100). In a PERSISTENT kernel
 // such a load in the body of the loop over programs is copied once per
 // program, by the program's own warps (each of CTA_PROGRAMS programs has
 // its own slot; tile-warp-specialize leaves these copies in place): the
@@ -44,7 +44,7 @@
 // `if (0 <= row0 && row0 + rows <= bound) tile.tma_store else the store`:
 // the threads write the tile into a buffer of its own and a bulk copy
 // writes the whole box (docs/dialect.md). Only where that paid on H100
-// (bench/NOTES.md entry 107): one program per CTA, stores that would
+// (causal D = 64 2k: +3-5 %): one program per CTA, stores that would
 // otherwise be narrow (fewer than 2 * kWideStoreMinAccesses 16-bit values
 // per thread), and a buffer that fits with the other slots and keeps the
 // CTAs per SM that MIN_BLOCKS asks for.
@@ -893,7 +893,7 @@ struct TmaLoadsPass : public mlir::tile::impl::TileTmaLoadsBase<TmaLoadsPass> {
           load->emitWarning(kStaysLoad) << "its copy could not be built";
       }
       // Stores of whole boxes (TMA_STORE, default true): one buffer each.
-      // Only where they pay on H100 (bench/NOTES.md entry 107): one
+      // Only where they pay on H100 (causal D = 64 2k: +3-5 %): one
       // program per CTA (the buffer and its barriers are the program's);
       // stores that would otherwise be narrow (4 bytes per thread: a warp
       // writes 16 bytes of each of 8 rows; wide ones already write whole

@@ -21,7 +21,7 @@
 // right only where the copies sit after the waits for the dots reading the
 // stage two copies back, and let the producer run one copy ahead at most;
 // here K's copies start up to `stages - 1` blocks ahead (flash_fwd at
-// D = 128: +10-20 % on H100, bench/NOTES.md entry 36). Values the copies
+// D = 128: +10-20 % on H100). Values the copies
 // need that are tiles, or come from ops with memory effects or other
 // regions, are an error: the producer cannot compute them.
 //

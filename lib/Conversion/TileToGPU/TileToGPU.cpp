@@ -116,8 +116,8 @@ struct RegisterSplit {
   // setmaxnreg.inc waits until registers the program got at launch are
   // free, so the split must fit in threads x launch: 8 consumer warps,
   // 384 x 168 = 256 x 240 + 128 x 24 (a producer keeping 32 hung the
-  // consumers on an H100, bench/NOTES.md 35); 16, 640 x 96 = 512 x 112 +
-  // 128 x 24 (120, counted from the SM's 64 K, hung them, entry 43).
+  // consumers on an H100); 16, 640 x 96 = 512 x 112 +
+  // 128 x 24 (120, counted from the SM's 64 K, hung them).
   int64_t launch, producer = 24, consumer;
   bool moved;
 };

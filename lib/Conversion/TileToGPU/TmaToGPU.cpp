@@ -210,7 +210,7 @@ struct TmaCopyLowering : TilePattern<TmaCopyOp> {
     if (!slot.hasEmpty) {
       // Two stages (not warp-specialized): the copy must wait for every
       // warp to reach it anyway; a CTA barrier does that (faster than the
-      // empty barriers at D = 64 on H100, bench/NOTES.md entry 19). One
+      // empty barriers at D = 64 on H100). One
       // stage: a single copy.
       if (!producer)
         ctaBarrier(rw, loc, ki);
