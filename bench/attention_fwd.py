@@ -10,6 +10,10 @@ against an fp32 reference. See bench/README.md.
   python3 bench/attention_fwd.py --dry-run --tilec build/bin/tilec # no GPU needed
   python3 bench/attention_fwd.py --self-test                       # launch logic, no GPU
 
+Each shape runs the tilec configuration (block sizes and schedule) that the
+config table examples/attention/configs/flash_fwd.ARCH.json gives it
+(--config-table, --config); --tune writes such a table.
+
 torch, cupy and matplotlib are imported lazily (and libcuda.so.1 is loaded at
 the first tilec launch), so --help, --dry-run and --self-test work on a machine
 without them.
@@ -34,24 +38,95 @@ SEQLENS = [512, 1024, 2048, 4096, 8192, 16384]
 HEAD_DIMS = [64, 128]
 DTYPES = {"bf16": "bf16", "fp16": "f16"}  # benchmark name -> tilec T
 PROVIDERS = ["tilec", "triton", "sdpa-flash", "sdpa-cudnn", "sdpa-efficient"]
-# (BM, BN, NUM_WARPS, MIN_BLOCKS, TMA_STAGES, PRODUCER, PERSISTENT, CTA_PROGRAMS): the default per
-# head dim and the --tune candidates. MIN_BLOCKS > 0 asks ptxas to fit that
-# many programs per SM (.minnctapersm: caps registers); 0 leaves registers to
-# ptxas. TMA_STAGES 3: rings without CTA barriers and, with 8 warps at
-# D = 128, two warpgroups taking turns (ping-pong); 2: CTA barrier per copy.
-# PRODUCER 1: a producer warpgroup issues the copies (warp specialization).
-# PERSISTENT 1: as many programs as are resident loop over the grid (the
-# rings carry on from one query block to the next). CTA_PROGRAMS G > 1 (with
-# both): each CTA runs G query blocks of a head sharing the producer's K/V
-# copies (causal ones read the keys of the CTA's longest query block).
-DEFAULT_CFG = {64: (64, 64, 4, 0, 3, 0, 0, 1), 128: (64, 64, 4, 0, 3, 0, 0, 1)}
-TUNE_CFGS = [(64, 64, 4, 0, 2, 0, 0, 1), (128, 64, 8, 0, 2, 0, 0, 1), (64, 64, 4, 4, 3, 0, 0, 1),
-             (128, 128, 8, 0, 3, 0, 0, 1), (128, 128, 8, 0, 3, 1, 0, 1), (64, 32, 4, 0, 2, 0, 0, 1),
-             (64, 128, 4, 0, 3, 0, 0, 1), (128, 64, 8, 2, 2, 0, 1, 1), (128, 128, 8, 0, 3, 0, 1, 1),
-             (128, 64, 8, 0, 3, 1, 0, 1), (64, 64, 4, 2, 3, 1, 0, 1), (128, 128, 8, 0, 3, 1, 1, 1),
-             (64, 128, 4, 0, 4, 1, 1, 3)]
+CONFIGS = ROOT / "examples" / "attention" / "configs"  # flash_fwd.ARCH.json
 TOKENS, HIDDEN = 16384, 2048  # batch = TOKENS / seqlen, heads = HIDDEN / head_dim
 RTOL = 1e-2  # relative L2 error bound for 16-bit outputs
+
+# ------------------------------------------------------------- configs ----
+# A tilec configuration is what a config table entry holds (include/tile/
+# ConfigTable.h, docs/schedule.md): {"defines": {"BM": .., "BN": ..},
+# "schedule": {the fields that differ from their defaults}}. The schedule's
+# fields and defaults, in tile::Schedule::str()'s order:
+SCHEDULE = {"num_warps": 4, "min_blocks": 0, "num_stages": 3, "tma": True, "tma_a": False,
+            "tma_store": True, "pingpong": True, "producer": False, "persistent": False,
+            "cta_programs": 1, "l2_group": 0, "reverse_x": False}
+# (lo, hi, power of two) of the integer fields, as lib/Runtime/Schedule.cpp checks them.
+SCHEDULE_RANGES = {"num_warps": (1, 32, True), "min_blocks": (0, 32, False),
+                   "num_stages": (2, 4, False), "cta_programs": (1, 8, False),
+                   "l2_group": (0, 1 << 20, False)}
+# The short names of the printed config ("BM=128,BN=128,W=8,ST=3,P=1,PS=1");
+# W and ST are always printed, the others where they differ from the default.
+SHORT = {"W": "num_warps", "MB": "min_blocks", "ST": "num_stages", "TMA": "tma", "TA": "tma_a",
+         "TS": "tma_store", "PP": "pingpong", "P": "producer", "PS": "persistent",
+         "G": "cta_programs", "L2": "l2_group", "RX": "reverse_x"}
+# A config given as bare numbers: BM, BN, NUM_WARPS, then (older command lines)
+# MIN_BLOCKS, TMA_STAGES, PRODUCER, PERSISTENT, CTA_PROGRAMS.
+POSITIONAL = ["BM", "BN", "W", "MB", "ST", "P", "PS", "G"]
+TABLE_KEYS = ["T", "D", "CAUSAL"]  # a config table's "keys"; its "size" is "seqlen"
+
+
+def make_cfg(bm, bn, **schedule):
+    """A config: block sizes and the schedule fields that differ from their defaults."""
+    for k in schedule:
+        if k not in SCHEDULE:
+            raise ValueError(f"unknown schedule field {k!r} (known: {', '.join(SCHEDULE)})")
+    return {"defines": {"BM": bm, "BN": bn},
+            "schedule": {k: schedule[k] for k in SCHEDULE if k in schedule and schedule[k] != SCHEDULE[k]}}
+
+
+def schedule_of(cfg):
+    """Every schedule field of a config (defaults filled in)."""
+    return dict(SCHEDULE, **cfg.get("schedule", {}))
+
+
+def with_schedule(cfg, fields):
+    """cfg with the schedule fields `fields` set (--schedule over every config)."""
+    if not fields:
+        return cfg
+    s = dict(cfg.get("schedule", {}), **fields)
+    return {"defines": dict(cfg["defines"]),
+            "schedule": {k: s[k] for k in SCHEDULE if k in s and s[k] != SCHEDULE[k]}}
+
+
+def l2_group(bm, D):
+    """Programs per L2 group for causal flash_fwd: the query blocks of the heads
+    whose K and V (2 x 2 bytes x D per key) fill about 16 MiB."""
+    return (16 << 20) // (bm * 4 * D)
+
+
+# flash_fwd as written: its own BM and BN and the default schedule (the
+# compile-time target of the issue is about this one; what a config table
+# without a "default" gives, as in C++).
+KERNEL_DEFAULT = make_cfg(64, 64)
+# The --tune candidates. min_blocks > 0 asks ptxas to fit that many programs
+# per SM (.minnctapersm: caps registers). num_stages 2: a CTA barrier per
+# copy; 3 lets two warpgroups of 8 warps take turns (ping-pong) at D = 128.
+# producer: a producer warpgroup issues the copies. persistent: as many
+# programs as are resident loop over the grid (the rings carry on from one
+# query block to the next). cta_programs G > 1 (with both): each CTA runs G
+# query blocks of a head on the producer's shared K/V copies (non-causal
+# only: causal programs of a CTA would need different key ranges). For causal
+# shapes tune_configs() adds the program order (l2_group, reverse_x).
+TUNE_CFGS = [make_cfg(64, 64, num_stages=2), make_cfg(128, 64, num_warps=8, num_stages=2),
+             make_cfg(64, 64, min_blocks=4), make_cfg(128, 128, num_warps=8),
+             make_cfg(128, 128, num_warps=8, producer=True), make_cfg(64, 32, num_stages=2),
+             make_cfg(64, 128),
+             make_cfg(128, 64, num_warps=8, min_blocks=2, num_stages=2, persistent=True),
+             make_cfg(128, 128, num_warps=8, persistent=True),
+             make_cfg(128, 64, num_warps=8, producer=True),
+             make_cfg(64, 64, min_blocks=2, producer=True),
+             make_cfg(128, 128, num_warps=8, producer=True, persistent=True),
+             make_cfg(64, 128, num_stages=4, producer=True, persistent=True, cta_programs=3)]
+
+
+def tune_configs(s):
+    """The --tune candidates for shape s: causal ones take the longest query
+    blocks first, heads grouped for L2 (l2_group, reverse_x), and leave out
+    cta_programs > 1."""
+    if not s["causal"]:
+        return TUNE_CFGS
+    return [with_schedule(c, dict(l2_group=l2_group(c["defines"]["BM"], s["D"]), reverse_x=True))
+            for c in TUNE_CFGS if schedule_of(c)["cta_programs"] == 1]
 
 
 def shape_key(s):
@@ -59,40 +134,233 @@ def shape_key(s):
 
 
 def cfg_str(cfg):
-    bm, bn, w, mb, st, p, ps, g = cfg
-    return ("BM=%d,BN=%d,W=%d" % (bm, bn, w) + (",MB=%d" % mb if mb else "") + ",ST=%d" % st
-            + (",P=1" if p else "") + (",PS=1" if ps else "") + (",G=%d" % g if g > 1 else ""))
+    """'BM=128,BN=128,W=8,ST=3,P=1,PS=1': the block sizes, W and ST, the other
+    schedule fields that differ from their defaults (booleans as 0/1), then
+    any other defines."""
+    defs, sched = cfg["defines"], schedule_of(cfg)
+    out = [f"BM={defs['BM']}", f"BN={defs['BN']}"]
+    for short, name in SHORT.items():
+        v = sched[name]
+        if short in ("W", "ST") or v != SCHEDULE[name]:
+            out.append(f"{short}={int(v)}")
+    out += [f"{k}={v}" for k, v in defs.items() if k not in ("BM", "BN")]
+    return ",".join(out)
 
 
-CFG_KEYS = ["BM", "BN", "W", "MB", "ST", "P", "PS", "G"]
-# The same fields in tuned.json, with the defaults of entries that lack them.
-TUNED_FIELDS = [("BM", None), ("BN", None), ("NUM_WARPS", None), ("MIN_BLOCKS", 0),
-                ("TMA_STAGES", 2), ("PRODUCER", 0), ("PERSISTENT", 0), ("CTA_PROGRAMS", 1)]
+def schedule_value(name, text):
+    """A schedule field's value from text (integers; booleans as true/false/1/0),
+    range-checked as tile::Schedule::set does."""
+    if isinstance(SCHEDULE[name], bool):
+        if text in ("true", "1"):
+            return True
+        if text in ("false", "0"):
+            return False
+        raise ValueError(f"{name} expects true or false, got {text!r}")
+    try:
+        v = int(text)
+    except ValueError:
+        raise ValueError(f"{name} expects an integer, got {text!r}") from None
+    lo, hi, pow2 = SCHEDULE_RANGES[name]
+    if not lo <= v <= hi or (pow2 and v & (v - 1)):
+        raise ValueError(f"{name} must be {'a power of two' if pow2 else 'an integer'} in "
+                         f"[{lo}, {hi}], got {v}")
+    return v
 
 
-def cfg_from_tuned(t):
-    """A tuned.json entry -> the config tuple."""
-    return tuple(int(t[k] if d is None else t.get(k, d)) for k, d in TUNED_FIELDS)
+def check_schedule(sched):
+    """tile::Schedule::validate()'s rules across fields; raises ValueError."""
+    s = dict(SCHEDULE, **sched)
+    warps = s["cta_programs"] * s["num_warps"] + (4 if s["producer"] else 0)
+    if warps > 32:
+        raise ValueError(f"cta_programs = {s['cta_programs']} with num_warps = {s['num_warps']}"
+                         f"{' and a producer warpgroup' if s['producer'] else ''} needs {warps} "
+                         f"warps; a CTA has at most 32")
+    if s["cta_programs"] > 1 and not s["persistent"]:
+        raise ValueError("cta_programs > 1 needs persistent = true")
+    if s["cta_programs"] > 1 and not s["producer"]:
+        raise ValueError("cta_programs > 1 needs producer = true")
 
 
-def cfg_to_tuned(cfg):
-    """The config tuple -> a tuned.json entry (without its tflops)."""
-    return {k: v for (k, _), v in zip(TUNED_FIELDS, cfg)}
+def parse_schedule(text):
+    """'name=value,name,...' (a bare name: a flag turned on), as tilec
+    -schedule= takes it -> {field: value}."""
+    out = {}
+    for item in filter(None, text.split(",")):
+        name, eq, val = item.partition("=")
+        name = SHORT.get(name, name)
+        if name not in SCHEDULE:
+            raise ValueError(f"unknown schedule field {name!r} (known: {', '.join(SCHEDULE)})")
+        out[name] = schedule_value(name, val if eq else "true")
+    return out
 
 
 def parse_cfg(text):
-    """'BM=64,BN=64,W=4[,MB=4][,ST=2][,P=1][,PS=1][,G=3]' or '64,64,4[,MB[,ST[,P[,PS[,G]]]]]' -> the 8-tuple."""
-    cfg = dict(MB=0, ST=3, P=0, PS=0, G=1)
+    """A config from the command line: comma-separated items, each
+      a number       BM, BN, NUM_WARPS in turn (older lines go on with
+                     MIN_BLOCKS, TMA_STAGES, PRODUCER, PERSISTENT, CTA_PROGRAMS),
+      KEY=VALUE      BM, BN, a short name of cfg_str (W, ST, P, ...) or a
+                     schedule field (num_warps, l2_group, ...),
+      a bare name    a boolean schedule field turned on (producer, reverse_x).
+    '128,128,8,producer,persistent' == 'BM=128,BN=128,W=8,P=1,PS=1'."""
+    defs, sched = {}, {}
     for i, part in enumerate(text.split(",")):
-        key, eq, val = part.rpartition("=")
-        key = key if eq else (CFG_KEYS[i] if i < len(CFG_KEYS) else "?")
-        if key not in CFG_KEYS:
-            raise ValueError(f"a config is BM,BN,NUM_WARPS[,MIN_BLOCKS[,TMA_STAGES[,PRODUCER[,PERSISTENT[,CTA_PROGRAMS]]]]], "
-                             f"not {text!r}")
-        cfg[key] = int(val)
-    if not all(k in cfg for k in ("BM", "BN", "W")):
+        key, eq, val = part.partition("=")
+        if not eq:
+            try:
+                int(part)
+                key, val = (POSITIONAL[i] if i < len(POSITIONAL) else "?"), part
+            except ValueError:
+                key, val = part, "true"
+        key = SHORT.get(key, key)
+        if key in ("BM", "BN"):
+            try:
+                defs[key] = int(val)
+            except ValueError:
+                raise ValueError(f"{key} expects an integer, got {val!r} in {text!r}") from None
+        elif key in SCHEDULE:
+            sched[key] = schedule_value(key, val)
+        else:
+            raise ValueError(f"a config is BM,BN,NUM_WARPS then schedule fields (NAME=VALUE, or a bare "
+                             f"name for true; {', '.join(SCHEDULE)}), not {text!r}")
+    if "BM" not in defs or "BN" not in defs or "num_warps" not in sched:
         raise ValueError(f"a config needs BM, BN and NUM_WARPS: {text!r}")
-    return tuple(cfg[k] for k in CFG_KEYS)
+    check_schedule(sched)
+    return make_cfg(defs["BM"], defs["BN"], **sched)
+
+
+# --------------------------------------------------------- config table ----
+def key_text(v):
+    """A match value or launch key as the C++ table compares it: JSON booleans
+    as true/false, numbers and strings as written."""
+    return ("true" if v else "false") if isinstance(v, bool) else str(v)
+
+
+def load_table(path):
+    """A config table (include/tile/ConfigTable.h), checked as ConfigTable::parse
+    does; raises ValueError('PATH: ...'). Entries keep their JSON, plus
+    "_match" (the match as text) and "_cfg" (their config)."""
+    def fail(what):
+        raise ValueError(f"{path}: {what}")
+
+    def config(v, where):
+        if not isinstance(v, dict):
+            fail(f"{where}: expected an object")
+        defs, sched = v.get("defines", {}), v.get("schedule", {})
+        if not isinstance(defs, dict) or not isinstance(sched, dict):
+            fail(f"{where}: defines and schedule must be objects")
+        fields = {}
+        for k, x in sched.items():
+            if k not in SCHEDULE:
+                fail(f"{where}.schedule: unknown schedule field '{k}' (known: {', '.join(SCHEDULE)})")
+            try:
+                fields[k] = schedule_value(k, key_text(x))
+            except ValueError as e:
+                fail(f"{where}.schedule: {e}")
+        try:
+            check_schedule(fields)
+        except ValueError as e:
+            fail(f"{where}.schedule: {e}")
+        cfg = {"defines": dict(defs),
+               "schedule": {k: fields[k] for k in SCHEDULE if k in fields and fields[k] != SCHEDULE[k]}}
+        if not all(isinstance(defs.get(k), int) for k in ("BM", "BN")):
+            fail(f"{where}.defines: the benchmark needs BM and BN (integers)")
+        return cfg
+
+    try:
+        t = json.loads(Path(path).read_text())
+    except OSError as e:
+        fail(f"cannot read config table: {e.strerror}")
+    except json.JSONDecodeError as e:
+        fail(str(e))
+    if not isinstance(t, dict):
+        fail("expected an object")
+    for k in ("kernel", "arch", "size"):
+        if not isinstance(t.get(k), str):
+            fail(f'"{k}" must be a string')
+    if not isinstance(t.get("keys"), list) or not all(isinstance(k, str) for k in t["keys"]):
+        fail('"keys" must be an array of names')
+    if not isinstance(t.get("entries"), list):
+        fail('"entries" must be an array')
+    t["_default"] = config(t["default"], "default") if "default" in t else KERNEL_DEFAULT
+    for i, e in enumerate(t["entries"]):
+        where = f"entries[{i}]"
+        e["_cfg"] = config(e, where)
+        if not isinstance(e.get("match"), dict):
+            fail(f'{where}: no "match" object')
+        e["_match"] = {k: key_text(v) for k, v in e["match"].items()}
+        for k in t["keys"]:
+            if k not in e["_match"]:
+                fail(f'{where}.match: no value for key "{k}"')
+        size = e.get(t["size"])
+        if not isinstance(size, (int, float)) or isinstance(size, bool):
+            fail(f'{where}: "{t["size"]}" must be a number')
+    return t
+
+
+def lookup(table, keys, size):
+    """ConfigTable::lookup: among the entries whose match equals `keys` (name ->
+    text), the one with the largest size at or below `size`, else the smallest;
+    without a match the table's default."""
+    below = smallest = None
+    for e in table["entries"]:
+        if any(keys.get(k) != e["_match"][k] for k in table["keys"]):
+            continue
+        n = int(e[table["size"]])
+        if n <= size and (below is None or n > int(below[table["size"]])):
+            below = e
+        if smallest is None or n < int(smallest[table["size"]]):
+            smallest = e
+    e = below or smallest
+    return e["_cfg"] if e else table["_default"]
+
+
+def table_keys(s):
+    """The launch keys of shape s, as lookup() compares them."""
+    return {"T": DTYPES[s["dtype"]], "D": str(s["D"]), "CAUSAL": key_text(bool(s["causal"]))}
+
+
+def table_entry(s, cfg, tf):
+    """A config table entry for shape s (its measured TFLOP/s as "tflops", which
+    the C++ reader ignores)."""
+    return {"match": {"T": DTYPES[s["dtype"]], "D": s["D"], "CAUSAL": bool(s["causal"])},
+            "seqlen": s["S"], "defines": dict(cfg["defines"]), "schedule": dict(cfg["schedule"]),
+            "tflops": round(tf, 1)}
+
+
+def merge_table(base, arch, tuned):
+    """The table --tune writes: `base`'s default and entries (if any), each
+    shape tuned now replacing its entry or added after them."""
+    clean = lambda e: {k: v for k, v in e.items() if not k.startswith("_")}
+    entries = [clean(e) for e in base["entries"]] if base else []
+    ident = lambda e: (tuple(key_text(e["match"].get(k)) for k in TABLE_KEYS), int(e["seqlen"]))
+    where = {ident(e): i for i, e in enumerate(entries)}
+    for e in tuned:
+        if ident(e) in where:
+            entries[where[ident(e)]] = e
+        else:
+            entries.append(e)
+    default = clean(base["default"]) if base and "default" in base else KERNEL_DEFAULT
+    return {"kernel": "flash_fwd", "arch": arch, "keys": TABLE_KEYS, "size": "seqlen",
+            "default": default, "entries": entries}
+
+
+def format_table(t):
+    """A config table as text: one entry per two lines (the layout of
+    examples/attention/configs/*.json)."""
+    d = lambda o: json.dumps(o, separators=(", ", ": "))
+    lines = [f'{{"kernel": {d(t["kernel"])}, "arch": {d(t["arch"])},',
+             f' "keys": {d(t["keys"])}, "size": {d(t["size"])},',
+             f' "default": {d(t["default"])},',
+             ' "entries": [' + ("" if t["entries"] else "]}")]
+    for i, e in enumerate(t["entries"]):
+        rest = {k: v for k, v in e.items() if k not in ("match", "seqlen", "defines", "schedule")}
+        tail = "".join(f", {d(k)}: {d(v)}" for k, v in rest.items())
+        lines.append(f'  {{"match": {d(e["match"])}, "seqlen": {e["seqlen"]},')
+        lines.append(f'   "defines": {d(e["defines"])}, "schedule": {d(e.get("schedule", {}))}{tail}}}'
+                     + ("," if i + 1 < len(t["entries"]) else ""))
+    if t["entries"]:
+        lines.append(" ]}")
+    return "\n".join(lines) + "\n"
 
 
 def flops(s):
@@ -106,10 +374,38 @@ def tflops(s, ms):
 
 
 # ---------------------------------------------------------------- tilec ----
+def legacy_defines(cfg, D, causal):
+    """The schedule as the -D parameters of flash_fwd.tile before the schedule
+    existed (git show ff125b4:examples/attention/flash_fwd.tile), for A/B runs
+    against a tilec of that time. Its causal programs took the longest query
+    blocks first, heads grouped so that their K/V fill GROUP_MIB MiB (default
+    16): l2_group and reverse_x together, or neither."""
+    s = schedule_of(cfg)
+    defs = dict(NUM_WARPS=s["num_warps"], MIN_BLOCKS=s["min_blocks"], TMA_STAGES=s["num_stages"])
+    for name, param in [("tma", "TMA"), ("tma_a", "TMA_A"), ("tma_store", "TMA_STORE"),
+                        ("pingpong", "PINGPONG"), ("producer", "PRODUCER"),
+                        ("persistent", "PERSISTENT")]:
+        if s[name] != SCHEDULE[name]:
+            defs[param] = str(s[name]).lower()
+    if s["cta_programs"] > 1:
+        defs["CTA_PROGRAMS"] = s["cta_programs"]
+    if causal and s["cta_programs"] == 1:
+        if s["reverse_x"] != (s["l2_group"] > 0):
+            raise RuntimeError(f"{cfg_str(cfg)}: the kernel before the schedule orders causal programs "
+                               "by l2_group and reverse_x together, or neither")
+        mib = s["l2_group"] * int(cfg["defines"]["BM"]) * 4 * D / 2**20
+        if mib != int(mib):
+            raise RuntimeError(f"{cfg_str(cfg)}: l2_group {s['l2_group']} is {mib:g} MiB of K/V per "
+                               f"group at D = {D}, not a whole number of MiB (GROUP_MIB)")
+        if mib != 16:
+            defs["GROUP_MIB"] = int(mib)
+    return defs
+
+
 class Tilec:
     """Compiles flash_fwd.tile variants (cached) and times the compiler."""
 
-    def __init__(self, exe, tile, arch, workdir, extra=None):
+    def __init__(self, exe, tile, arch, workdir, extra=None, legacy=False):
         found = shutil.which(exe) or (exe if os.path.exists(exe) else None)
         if not found:
             sys.exit(f"error: tilec not found: {exe} (pass --tilec PATH)")
@@ -121,28 +417,38 @@ class Tilec:
             self.env["LD_LIBRARY_PATH"] = f"{lib}:{self.env.get('LD_LIBRARY_PATH', '')}"
         self.cache = {}
         self.extra = dict(extra or {})  # --define NAME=VALUE for every variant
+        # A tilec and kernel from before the schedule (issue 29) take it as
+        # the kernel's -D parameters: see legacy_defines.
+        self.legacy = legacy
 
-    def args(self, T, D, causal, cfg):
-        bm, bn, w, mb, st, p, ps, g = cfg
-        defs = dict(BM=bm, BN=bn, NUM_WARPS=w, MIN_BLOCKS=mb, TMA_STAGES=st)
-        if p:  # kernels without the parameters still take the other configs
-            defs["PRODUCER"] = "true"
-        if ps:
-            defs["PERSISTENT"] = "true"
-        if g > 1:
-            defs["CTA_PROGRAMS"] = g
+    def defines(self, T, D, causal, cfg):
+        """The -D values of a variant: the config's, then --define, then the shape's."""
+        defs = dict(cfg["defines"])
+        if self.legacy:
+            defs.update(legacy_defines(cfg, D, causal))
         defs.update(self.extra)  # --define wins over the config
         defs.update(T=T, D=D, CAUSAL=str(bool(causal)).lower())
+        return defs
+
+    def args(self, T, D, causal, cfg):
+        """tilec's command line: -D for the kernel's parameters, one flag per
+        schedule field that differs from its default (-num-warps=8 -producer
+        -tma=false ...; docs/schedule.md)."""
         out = [self.exe, self.tile, f"-arch={self.arch}"]
-        for k, v in defs.items():
+        for k, v in self.defines(T, D, causal, cfg).items():
             out += ["-D", f"{k}={v}"]
+        for name, v in schedule_of(cfg).items():
+            if self.legacy or v == SCHEDULE[name]:
+                continue
+            flag = "-" + name.replace("_", "-")
+            out.append((flag if v else flag + "=false") if isinstance(v, bool) else f"{flag}={v}")
         return out
 
     def compile(self, T, D, causal, cfg):
         """Returns (ptx_path, manifest) or raises RuntimeError."""
-        key = (T, D, bool(causal), cfg)
+        key = (T, D, bool(causal), cfg_str(cfg))
         if key not in self.cache:
-            prefix = self.dir / ("ff_%s_d%d_c%d_%d_%d_%d_%d_%d_%d_%d_%d" % (T, D, causal, *cfg))
+            prefix = self.dir / ("ff_%s_d%d_c%d_%d" % (T, D, causal, len(self.cache)))
             r = subprocess.run(self.args(T, D, causal, cfg) + ["-o", str(prefix)],
                                capture_output=True, text=True, env=self.env)
             if r.returncode != 0:
@@ -398,7 +704,8 @@ def tilec_runner(tc, s, cfg):
     smem = int(man.get("sharedMemoryBytes", 0))
     if smem > 48 * 1024:
         func.max_dynamic_shared_size_bytes = smem  # cuFuncSetAttribute(..., 8, smem)
-    grid = (math.ceil(s["S"] / cfg[0]), s["B"] * s["H"], 1)
+    bm = int(tc.defines(DTYPES[s["dtype"]], s["D"], s["causal"], cfg)["BM"])
+    grid = (math.ceil(s["S"] / bm), s["B"] * s["H"], 1)
     block = (int(man["blockSize"]), 1, 1)
     # The CUfunction: RawModule.get_function gives a RawKernel (CuPy 14) whose
     # .kernel is the cupy.cuda.function.Function, or that Function itself.
@@ -505,15 +812,91 @@ def self_test():
     assert kp[10] == C.addressof(launch.maps[0][1]) and kp[11] == C.addressof(launch.maps[1][1])
     assert KernelLauncher(pman, 0, (3, 2, 5), (128, 1, 1), 0, 0, resident=264).grid == (30, 1, 1)
     assert KernelLauncher(man, 0, (16, 128, 1), (128, 1, 1), 0, 0, resident=264).grid == (16, 128, 1)
-    # Configurations: PS=1 is PERSISTENT = true.
-    assert parse_cfg("128,64,8,2,2,0,1") == (128, 64, 8, 2, 2, 0, 1, 1)
-    assert parse_cfg("BM=128,BN=128,W=8,ST=3,P=1,PS=1") == (128, 128, 8, 0, 3, 1, 1, 1)
-    assert parse_cfg("BM=64,BN=128,W=4,ST=4,P=1,PS=1,G=3") == (64, 128, 4, 0, 4, 1, 1, 3)
-    assert cfg_str((128, 64, 8, 2, 2, 0, 1, 1)) == "BM=128,BN=64,W=8,MB=2,ST=2,PS=1"
-    assert cfg_str((64, 128, 4, 0, 4, 1, 1, 3)) == "BM=64,BN=128,W=4,ST=4,P=1,PS=1,G=3"
-    assert parse_cfg(cfg_str(TUNE_CFGS[-1])) == TUNE_CFGS[-1]
-    assert all(cfg_from_tuned(cfg_to_tuned(c)) == c for c in TUNE_CFGS)
-    assert cfg_from_tuned({"BM": 64, "BN": 64, "NUM_WARPS": 4}) == (64, 64, 4, 0, 2, 0, 0, 1)
+    # Configurations: the printed form, the command-line forms, tilec's flags.
+    c = parse_cfg("128,64,8,2,2,0,1")  # an older positional line
+    assert c == make_cfg(128, 64, num_warps=8, min_blocks=2, num_stages=2, persistent=True), c
+    assert cfg_str(c) == "BM=128,BN=64,W=8,MB=2,ST=2,PS=1"
+    assert parse_cfg("BM=128,BN=128,W=8,ST=3,P=1,PS=1") == parse_cfg("128,128,8,producer,persistent")
+    assert parse_cfg("128,128,num_warps=8,producer=true,l2_group=256,reverse_x") == \
+        make_cfg(128, 128, num_warps=8, producer=True, l2_group=256, reverse_x=True)
+    assert cfg_str(parse_cfg("64,64,4")) == "BM=64,BN=64,W=4,ST=3" == cfg_str(KERNEL_DEFAULT)
+    assert cfg_str(TUNE_CFGS[-1]) == "BM=64,BN=128,W=4,ST=4,P=1,PS=1,G=3"
+    assert cfg_str(parse_cfg("64,64,4,tma=false,TA=1,TS=0,PP=0,L2=512,RX=1")) == \
+        "BM=64,BN=64,W=4,ST=3,TMA=0,TA=1,TS=0,PP=0,L2=512,RX=1"
+    assert all(parse_cfg(cfg_str(c)) == c for c in TUNE_CFGS)
+    for text, why in [("1,2", "a config needs BM, BN and NUM_WARPS: '1,2'"),
+                      ("64,64,3", "num_warps must be a power of two in [1, 32], got 3"),
+                      ("64,64,4,num_stages=5", "num_stages must be an integer in [2, 4], got 5"),
+                      ("64,64,4,G=3", "cta_programs > 1 needs persistent = true"),
+                      ("64,64,8,G=4,P=1,PS=1", "needs 36 warps; a CTA has at most 32"),
+                      ("64,64,4,warps=4", "a config is BM,BN,NUM_WARPS then schedule fields"),
+                      ("64,64,4,producer=yes", "producer expects true or false, got 'yes'")]:
+        try:
+            parse_cfg(text)
+            raise AssertionError(f"parse_cfg({text!r}) passed, expected {why!r}")
+        except ValueError as e:
+            assert why in str(e), (text, str(e))
+    tc = Tilec.__new__(Tilec)
+    tc.exe, tc.tile, tc.arch, tc.extra, tc.legacy = "tilec", "k.tile", "sm_90a", {"BN": 32}, False
+    assert tc.args("bf16", 64, True, parse_cfg("128,128,8,P=1,TMA=0,L2=512,RX=1")) == [
+        "tilec", "k.tile", "-arch=sm_90a", "-D", "BM=128", "-D", "BN=32", "-D", "T=bf16", "-D", "D=64",
+        "-D", "CAUSAL=true", "-num-warps=8", "-tma=false", "-producer", "-l2-group=512", "-reverse-x"]
+    assert tc.args("f16", 128, False, KERNEL_DEFAULT)[-1] == "CAUSAL=false"  # no schedule flags
+    # A tilec from before the schedule: the schedule as the old kernel's -D.
+    tc.legacy, tc.extra = True, {}
+    assert tc.args("bf16", 64, True, parse_cfg("128,128,8,P=1,PS=1,L2=512,RX=1"))[3:] == [
+        "-D", "BM=128", "-D", "BN=128", "-D", "NUM_WARPS=8", "-D", "MIN_BLOCKS=0", "-D", "TMA_STAGES=3",
+        "-D", "PRODUCER=true", "-D", "PERSISTENT=true", "-D", "T=bf16", "-D", "D=64", "-D", "CAUSAL=true"]
+    assert legacy_defines(parse_cfg("64,128,4,ST=4,P=1,PS=1,G=3,TMA=0"), 64, False) == dict(
+        NUM_WARPS=4, MIN_BLOCKS=0, TMA_STAGES=4, TMA="false", PRODUCER="true", PERSISTENT="true",
+        CTA_PROGRAMS=3)
+    assert legacy_defines(parse_cfg("64,64,4"), 64, True)["GROUP_MIB"] == 0
+    assert legacy_defines(parse_cfg("64,64,4,L2=512,RX=1"), 64, True)["GROUP_MIB"] == 8
+    raises(lambda: legacy_defines(parse_cfg("64,64,4,L2=512"), 64, True), "or neither")
+    # Causal candidates of --tune: grouped for L2, longest first, one program per CTA.
+    causal = tune_configs(dict(causal=True, D=64))
+    assert len(causal) == len(TUNE_CFGS) - 1
+    assert all(schedule_of(c)["reverse_x"] and schedule_of(c)["cta_programs"] == 1 for c in causal)
+    assert [schedule_of(c)["l2_group"] for c in causal[:2]] == [1024, 512]
+    assert tune_configs(dict(causal=False, D=64)) is TUNE_CFGS
+    # The config tables: lookup as ConfigTable::lookup; --tune's merge and layout.
+    for path in sorted(CONFIGS.glob("flash_fwd.*.json")):
+        t = load_table(path)
+        assert format_table(merge_table(t, t["arch"], [])) == path.read_text(), f"{path}: layout"
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "t.json"
+        e = lambda T, D, c, S, bm: dict(match=dict(T=T, D=D, CAUSAL=c), seqlen=S,
+                                        defines=dict(BM=bm, BN=64), schedule={})
+        table = dict(kernel="flash_fwd", arch="sm_90a", keys=TABLE_KEYS, size="seqlen",
+                     default=dict(defines=dict(BM=16, BN=16), schedule=dict(num_warps=8)),
+                     entries=[e("bf16", 64, False, 2048, 1), e("bf16", 64, False, 512, 2),
+                              e("bf16", 64, True, 1024, 3), e("f16", 64, False, 4096, 4)])
+        path.write_text(json.dumps(table))
+        t = load_table(path)
+        bm = lambda dt, D, c, S: lookup(t, table_keys(dict(dtype=dt, D=D, causal=c)), S)["defines"]["BM"]
+        assert [bm("bf16", 64, False, S) for S in (256, 512, 1024, 2048, 16384)] == [2, 2, 2, 1, 1]
+        assert bm("bf16", 64, True, 512) == 3 and bm("fp16", 64, False, 512) == 4
+        assert bm("bf16", 128, False, 2048) == 16 and bm("fp16", 64, True, 2048) == 16
+        assert lookup(t, {}, 0) == make_cfg(16, 16, num_warps=8)
+        s = dict(dtype="bf16", D=64, causal=False, S=512)
+        merged = merge_table(t, "sm_90a", [table_entry(s, make_cfg(128, 64), 1.0),
+                                          table_entry(dict(s, D=128), make_cfg(64, 64), 2.0)])
+        assert [x["defines"]["BM"] for x in merged["entries"]] == [1, 128, 3, 4, 64]
+        path.write_text(format_table(merged))
+        assert lookup(load_table(path), table_keys(s), 600)["defines"]["BM"] == 128
+        for change, why in [(dict(default=dict(defines=dict(BM=64, BN=64), schedule=dict(warps=8))),
+                             "default.schedule: unknown schedule field 'warps'"),
+                            (dict(entries=[dict(e("bf16", 64, False, 1, 1), match=dict(T="bf16"))]),
+                             'entries[0].match: no value for key "D"'),
+                            (dict(entries=[dict(e("bf16", 64, False, 1, 1), schedule=dict(cta_programs=2))]),
+                             "entries[0].schedule: cta_programs > 1 needs persistent = true"),
+                            (dict(keys="T"), '"keys" must be an array of names')]:
+            path.write_text(json.dumps(dict(table, **change)))
+            try:
+                load_table(path)
+                raise AssertionError(f"no error, expected {why!r}")
+            except ValueError as err:
+                assert why in str(err), (why, str(err))
     print("self-test: ok")
     return 0
 
@@ -716,15 +1099,17 @@ def plot(rows, path):
 
 
 def write_outputs(out, meta, compile_rows, rows, tuned):
+    """results.json, results.csv, the plot and, after --tune, the config
+    table `tuned` as flash_fwd.ARCH.json."""
     out.mkdir(parents=True, exist_ok=True)
     (out / "results.json").write_text(json.dumps(
-        {"meta": meta, "compile": compile_rows, "results": rows, "tuned": tuned}, indent=1))
+        {"meta": meta, "compile": compile_rows, "results": rows, "tuned": tuned or {}}, indent=1))
     with open(out / "results.csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=COLS + ["runs", "error"], extrasaction="ignore")
         w.writeheader()
         w.writerows(rows)
     if tuned:
-        (out / "tuned.json").write_text(json.dumps(tuned, indent=1))
+        (out / f"flash_fwd.{tuned['arch']}.json").write_text(format_table(tuned))
     plot([r for r in rows if r.get("tflops")], out / "attention_fwd.png")
 
 
@@ -740,12 +1125,27 @@ def parse_args(argv=None):
     p.add_argument("--seqlen", nargs="+", type=int, help=f"default: {SEQLENS}")
     p.add_argument("--causal", choices=["0", "1", "both"], default="both")
     p.add_argument("--providers", nargs="+", choices=PROVIDERS, default=PROVIDERS)
-    p.add_argument("--config", help="tilec BM,BN,NUM_WARPS[,MIN_BLOCKS[,TMA_STAGES]] for every shape "
-                   "(e.g. 128,128,8,0,3; defaults 0 and 3)")
-    p.add_argument("--tuned", help="tuned.json from an earlier --tune: use its configs")
+    p.add_argument("--config", help="one tilec config for every shape instead of the config table: "
+                   "BM,BN,NUM_WARPS then schedule fields, NAME=VALUE or a bare name for true "
+                   "(e.g. 128,128,8,producer,persistent or BM=128,BN=128,W=8,P=1,PS=1)")
+    p.add_argument("--config-table", metavar="PATH",
+                   help="config table whose entry for each shape is run (looked up as the C++ "
+                   "ConfigTable::lookup does; default examples/attention/configs/flash_fwd.ARCH.json, "
+                   "ARCH sm_90a on H100/H200; 'none': flash_fwd as written, BM=BN=64 and the default "
+                   "schedule); --tune starts its table from it")
+    p.add_argument("--schedule", metavar="NAME=VALUE,...", default="",
+                   help="schedule fields set in every config, e.g. tma=false (register prefetch "
+                   "instead of TMA loads on sm_90a); a bare name is true")
     p.add_argument("--define", metavar="NAME=VALUE", action="append", default=[],
-                   help="extra tilec -D for every variant, e.g. TMA=true (sm_90a TMA loads)")
-    p.add_argument("--tune", action="store_true", help=f"try {len(TUNE_CFGS)} tilec configs per shape, keep the best passing one")
+                   help="extra tilec -D (a kernel parameter) for every variant")
+    p.add_argument("--legacy-defines", action="store_true",
+                   help="pass the schedule as the -D parameters of flash_fwd.tile before issue 29 "
+                   "(NUM_WARPS, TMA_STAGES, PRODUCER, GROUP_MIB, ...): for a --tilec and --tile "
+                   "from before the schedule")
+    p.add_argument("--tune", action="store_true",
+                   help=f"try {len(TUNE_CFGS)} tilec configs per shape (causal: "
+                   f"{len(tune_configs(dict(causal=True, D=64)))}), keep the best passing one and write "
+                   "the config table flash_fwd.ARCH.json in --out")
     p.add_argument("--quick", action="store_true", help="seqlens 1k and 4k, bf16, fewer runs")
     p.add_argument("--rounds", type=int, default=1,
                    help="time every provider of a shape N times, in turn, and keep the median (default 1)")
@@ -754,7 +1154,7 @@ def parse_args(argv=None):
     p.add_argument("--warmup-ms", type=float, default=200.0,
                    help="untimed calls for this long right before each measurement's timed ones, "
                    "so that the GPU's clock settles at the load of the kernel timed (default 200; "
-                   "0 is the method of sessions 1-22)")
+                   "0: no warm-up, the timed calls start right after the spin kernel)")
     p.add_argument("--compile-runs", type=int, default=5)
     p.add_argument("--out", default=str(ROOT / "bench" / "results"))
     p.add_argument("--dry-run", action="store_true", help="compile with tilec, time the compiler, print the plan; no GPU")
@@ -767,6 +1167,13 @@ def parse_args(argv=None):
             p.error(f"--define wants NAME=VALUE, got {d!r}")
         defines[name] = value
     a.define = defines
+    try:
+        a.schedule = parse_schedule(a.schedule)
+        a.config = parse_cfg(a.config) if a.config else None
+        if a.config:
+            check_schedule(with_schedule(a.config, a.schedule)["schedule"])
+    except ValueError as e:
+        p.error(str(e))
     if a.rounds < 1:
         p.error(f"--rounds wants a count >= 1, got {a.rounds}")
     if a.warmup_ms < 0:
@@ -790,29 +1197,56 @@ def shapes(a):
                     yield dict(dtype=dt, D=D, causal=c, S=S, B=max(1, TOKENS // S), H=HIDDEN // D)
 
 
-def configs_for(a, s, tuned):
+def load_config_table(a, arch):
+    """The --config-table (default: flash_fwd.ARCH.json beside the kernel), or
+    None for 'none' and where neither --tune nor a lookup needs it."""
+    if a.config_table == "none" or (a.config and not a.tune):
+        return None
+    path = a.config_table or str(CONFIGS / f"flash_fwd.{arch}.json")
+    if a.tune and not a.config_table and not Path(path).exists():
+        return None
+    try:
+        table = load_table(path)
+    except ValueError as e:
+        sys.exit(f"error: {e}")
+    if table["arch"] != arch:
+        print(f"warning: {path} is a table for {table['arch']}, the run is for {arch}", file=sys.stderr)
+    table["_path"] = path
+    if table["keys"] != TABLE_KEYS or table["size"] != "seqlen":
+        sys.exit(f"error: {path}: the benchmark looks up keys {TABLE_KEYS} and size seqlen, "
+                 f"the table has {table['keys']} and {table['size']}")
+    return table
+
+
+def configs_for(a, s, table):
+    """The tilec configs to run on shape s: --tune's candidates, --config, the
+    table's entry for s, or flash_fwd as written (--config-table none); with
+    --schedule's fields set in each."""
     if a.tune:
-        return TUNE_CFGS
-    if a.config:
-        return [parse_cfg(a.config)]
-    if shape_key(s) in tuned:
-        return [cfg_from_tuned(tuned[shape_key(s)])]
-    return [DEFAULT_CFG[s["D"]]]
+        cfgs = tune_configs(s)
+    elif a.config:
+        cfgs = [a.config]
+    elif table:
+        cfgs = [lookup(table, table_keys(s), s["S"])]
+    else:
+        cfgs = [KERNEL_DEFAULT]
+    return [with_schedule(c, a.schedule) for c in cfgs]
 
 
-def compile_speed(tc, a, shape_list, tuned):
+def compile_speed(tc, a, shape_list, table):
     """Times the compiler on each configuration the run uses, after the kernel's
-    own defaults (DEFAULT_CFG: flash_fwd as written, the issue's < 300 ms
+    own defaults (KERNEL_DEFAULT: flash_fwd as written, the issue's < 300 ms
     target) for each dtype, head dim and causality of the run."""
     def compile_key(s, cfg):
         return (DTYPES[s["dtype"]], s["D"], s["causal"], cfg)
-    todo = ([(compile_key(s, DEFAULT_CFG[s["D"]]), True) for s in shape_list] +
-            [(compile_key(s, cfg), False) for s in shape_list for cfg in configs_for(a, s, tuned)])
+    own = with_schedule(KERNEL_DEFAULT, a.schedule)
+    todo = ([(compile_key(s, own), True) for s in shape_list] +
+            [(compile_key(s, cfg), False) for s in shape_list for cfg in configs_for(a, s, table)])
     rows, seen = [], set()
     for key, default in todo:
-        if key in seen:
+        if key[:3] + (cfg_str(key[3]),) in seen:
             continue
-        seen.add(key)
+        seen.add(key[:3] + (cfg_str(key[3]),))
         cfg = key[3]
         row = {"T": key[0], "D": key[1], "causal": int(key[2]), "config": cfg_str(cfg),
                "default": default}
@@ -841,21 +1275,21 @@ def main(argv=None):
     sys.stdout.reconfigure(line_buffering=True)
     if a.self_test:
         return self_test()
-    tuned = json.loads(Path(a.tuned).read_text()) if a.tuned else {}
     shape_list = list(shapes(a))
     workdir = tempfile.mkdtemp(prefix="tilec-bench-")
     need_tilec = "tilec" in a.providers
 
     if a.dry_run:
         arch = a.arch or "sm_90a"
+        table = load_config_table(a, arch)
         print(f"dry run: {len(shape_list)} shapes x {a.providers}, arch {arch}")
         for s in shape_list:
-            cfgs = configs_for(a, s, tuned) if need_tilec else []
+            cfgs = configs_for(a, s, table) if need_tilec else []
             print(f"  {shape_key(s):28s} B={s['B']:<3d} H={s['H']:<3d} {flops(s)/1e12:7.2f} TFLOP  tilec {', '.join(map(cfg_str, cfgs))}")
         if need_tilec:
-            tc = Tilec(a.tilec, a.tile, arch, workdir, a.define)
+            tc = Tilec(a.tilec, a.tile, arch, workdir, a.define, a.legacy_defines)
             print("tilec -emit=ptx compile time (wall, median of %d; target < 300 ms):" % a.compile_runs)
-            rows = compile_speed(tc, a, shape_list, tuned)
+            rows = compile_speed(tc, a, shape_list, table)
             return 1 if any("error" in r for r in rows) else 0
         return 0
 
@@ -866,11 +1300,12 @@ def main(argv=None):
     torch.set_float32_matmul_precision("highest")
     cap = torch.cuda.get_device_capability()
     arch = a.arch or ("sm_90a" if cap == (9, 0) else "sm_80")
+    table = load_config_table(a, arch)
     props = torch.cuda.get_device_properties(0)
     meta = {"device": torch.cuda.get_device_name(), "capability": list(cap), "arch": arch,
             "torch": torch.__version__, "cuda": torch.version.cuda,
             "date": time.strftime("%Y-%m-%dT%H:%M:%S"), "argv": sys.argv[1:],
-            "warmup_ms": a.warmup_ms,
+            "warmup_ms": a.warmup_ms, "config_table": table["_path"] if table else None,
             "l2_mib": getattr(props, "L2_cache_size", 50 << 20) / 2**20}
     if need_tilec:
         import cupy
@@ -880,12 +1315,12 @@ def main(argv=None):
 
     compile_rows, tc = [], None
     if need_tilec:
-        tc = Tilec(a.tilec, a.tile, arch, workdir, a.define)
+        tc = Tilec(a.tilec, a.tile, arch, workdir, a.define, a.legacy_defines)
         meta["tilec"] = tc.exe
         print("tilec -emit=ptx compile time (wall, median of %d; target < 300 ms):" % a.compile_runs)
-        compile_rows = compile_speed(tc, a, shape_list, tuned)
+        compile_rows = compile_speed(tc, a, shape_list, table)
 
-    rows, new_tuned = [], {}
+    rows, tuned_entries = [], []
     print("  ".join(COLS))
     for s in shape_list:
         shape_rows = []  # (best row, its runner) per provider, for --rounds
@@ -893,10 +1328,11 @@ def main(argv=None):
         ref = reference(*inputs[0], s["causal"])
         base = {k: int(s[k]) if k == "causal" else s[k] for k in ("dtype", "D", "causal", "S", "B", "H")}
         for p in a.providers:
-            cands = configs_for(a, s, tuned) if p == "tilec" else [None]
-            best, passed, runners = None, [], {}
+            cands = configs_for(a, s, table) if p == "tilec" else [None]
+            best, passed, runners, cfgs = None, [], {}, {}
             for cfg in cands:
                 row = dict(base, provider=p, config=cfg_str(cfg) if cfg else "")
+                cfgs[id(row)] = cfg
                 try:
                     fn = tilec_runner(tc, s, cfg) if cfg else baseline_runner(p, s)
                     runners[id(row)] = fn
@@ -926,8 +1362,7 @@ def main(argv=None):
                         if row["status"] == "PASS" and (best is None or row["tflops"] > best["tflops"]):
                             best = row
                     best = best or passed[0]
-                    new_tuned[shape_key(s)] = dict(cfg_to_tuned(parse_cfg(best["config"])),
-                                                   tflops=best["tflops"])
+                    tuned_entries.append(table_entry(s, cfgs[id(best)], best["tflops"]))
             rows.append(best)
             shape_rows.append((best, runners.get(id(best))))
             print("  ".join(fmt(best.get(c)) for c in COLS) + ("  " + best["error"] if "error" in best else ""), flush=True)
@@ -939,8 +1374,10 @@ def main(argv=None):
     print()
     print_table(rows)
     out = Path(a.out)
-    write_outputs(out, meta, compile_rows, rows, new_tuned)
-    print(f"\nwrote {out}/results.json, results.csv, attention_fwd.png" + (", tuned.json" if new_tuned else ""))
+    tuned = merge_table(table, arch, tuned_entries) if tuned_entries else None
+    write_outputs(out, meta, compile_rows, rows, tuned)
+    print(f"\nwrote {out}/results.json, results.csv, attention_fwd.png"
+          + (f", flash_fwd.{arch}.json (the config table: best config per tuned shape)" if tuned else ""))
     bad = [r for r in rows if r["status"] in ("FAIL", "error")]
     return 1 if bad else 0
 
