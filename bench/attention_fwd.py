@@ -452,7 +452,8 @@ class Tilec:
             r = subprocess.run(self.args(T, D, causal, cfg) + ["-o", str(prefix)],
                                capture_output=True, text=True, env=self.env)
             if r.returncode != 0:
-                msg = (r.stderr.strip().splitlines() or ["?"])[0]
+                lines = r.stderr.strip().splitlines() or ["?"]
+                msg = next((ln for ln in lines if "error" in ln), lines[0])  # not a warning before it
                 self.cache[key] = RuntimeError(f"tilec failed: {msg}")
             else:
                 manifest = json.loads(Path(f"{prefix}.manifest.json").read_text())
