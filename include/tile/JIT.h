@@ -12,8 +12,13 @@
 // ~/.cache/tilec. An entry is KEY.ptx, KEY.cubin (when ptxas was found),
 // KEY.manifest.json and KEY.meta (checksums, written last); every file is
 // written to a temporary name and renamed, and an entry whose checksums or
-// manifest do not verify is rebuilt. Set TILEC_JIT_DEBUG=1 to see cache
-// decisions on stderr.
+// manifest do not verify is rebuilt. The directory must belong to the user
+// and be writable by no one else (a new one is made with mode 0700), else the
+// JIT caches in memory only, with one warning; entries are read only from the
+// user's regular files of at most 256 MiB; temporary files older than an hour
+// are removed; $TILEC_CACHE_MAX_MB (default 1024, 0: no limit) bounds the
+// total, least recently used entries evicted first (lib/JIT/CacheFiles.h).
+// Set TILEC_JIT_DEBUG=1 to see cache decisions on stderr.
 //
 // Library TileJITCore holds all of it and needs no compiler; TileJIT adds
 // TileCompiler for the default constructor of JIT, which calls tile::compile.
@@ -56,7 +61,8 @@ struct CacheKeyInputs {
 /// between fields changes the key too.
 std::string cacheKey(const CacheKeyInputs &inputs);
 
-/// $TILEC_CACHE_DIR, else $XDG_CACHE_HOME/tilec, else $HOME/.cache/tilec.
+/// $TILEC_CACHE_DIR, else $XDG_CACHE_HOME/tilec, else $HOME/.cache/tilec,
+/// else /tmp/tilec-cache-UID.
 std::string defaultCacheDir();
 
 /// `hint` when set, else ptxas on $PATH, else /usr/local/cuda/bin/ptxas;

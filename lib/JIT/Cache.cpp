@@ -4,15 +4,19 @@
 // just built, or came from memory, or came from a disk entry whose meta file
 // names this key and whose ptx / cubin / manifest checksums and manifest
 // parse all verified. Anything else on disk is reported (debug) and rebuilt.
+// The file-system guards (directory ownership and mode, regular files only,
+// size bounds, stale temporaries, the size limit) are in CacheFiles.cpp; a
+// directory that fails them is not used, with one warning on stderr.
 //
 //===----------------------------------------------------------------------===//
 
 #include "tile/JIT.h"
 
+#include "CacheFiles.h"
+
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
-#include <system_error>
+#include <set>
 
 namespace tile {
 
@@ -27,6 +31,19 @@ void appendField(std::string &out, const char *tag, const std::string &v) {
   out += v;
   out += '\n';
 }
+
+/// Prints a cache warning on stderr once per message and process: a program
+/// that opens many JITs on one bad directory is told once.
+void warnOnce(const std::string &message) {
+  static std::mutex mutex;
+  static std::set<std::string> said;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (said.insert(message).second)
+    std::fprintf(stderr, "tilec-jit: warning: %s\n", message.c_str());
+}
+
+const char *const kEntryFiles[] = {".meta", ".ptx", ".cubin",
+                                   ".manifest.json"};
 } // namespace
 
 std::string cacheKey(const CacheKeyInputs &in) {
@@ -57,12 +74,17 @@ KernelCache::KernelCache(Options options) : options_(std::move(options)) {
       std::fprintf(stderr, "tilec-jit: %s\n", m.c_str());
     };
   if (options_.disk) {
-    std::error_code ec;
-    std::filesystem::create_directories(options_.dir, ec);
-    diskUsable_ = !ec && std::filesystem::is_directory(options_.dir, ec);
-    if (!diskUsable_)
-      debug("cache dir '" + options_.dir + "' is not usable (" + ec.message() +
-            "); caching in memory only");
+    std::string why = cachefs::openCacheDir(options_.dir);
+    diskUsable_ = why.empty();
+    if (!diskUsable_) {
+      warnOnce("cache directory '" + options_.dir + "' is not used (" + why +
+               "); caching in memory only");
+      return;
+    }
+    if (unsigned n = cachefs::removeStaleTemps(options_.dir,
+                                               cachefs::kStaleTempSeconds))
+      debug("removed " + std::to_string(n) + " stale temporary file(s) in " +
+            options_.dir);
   }
 }
 
@@ -94,30 +116,45 @@ std::string metaLine(const char *what, const std::string &data) {
 } // namespace
 
 bool KernelCache::readDisk(const std::string &key, CompiledKernel &out) {
-  std::string meta, error;
-  if (!readFile(entryPath(key, ".meta"), meta, error))
-    return false; // no entry: a plain miss, not corruption
-
   auto reject = [&](const std::string &why) {
     ++stats_.diskRejected;
     debug("cache entry " + entryPath(key, "") + " is corrupt (" + why +
           "); rebuilding");
+    // A directory (or FIFO, symlink) in place of a file would block the
+    // rename that stores the rebuilt entry.
+    for (const char *ext : kEntryFiles)
+      cachefs::removeIfNotRegular(entryPath(key, ext));
     return false;
   };
+  std::string error;
+  auto read = [&](const char *ext, std::string &into) {
+    cachefs::ReadStatus r = cachefs::readCacheFile(
+        entryPath(key, ext), cachefs::kMaxCacheFileBytes, into, error);
+    if (r == cachefs::ReadStatus::Missing)
+      error = "cannot read '" + entryPath(key, ext) + "': no such file";
+    return r;
+  };
+
+  std::string meta;
+  cachefs::ReadStatus metaStatus = read(".meta", meta);
+  if (metaStatus == cachefs::ReadStatus::Missing)
+    return false; // no entry: a plain miss, not corruption
+  if (metaStatus != cachefs::ReadStatus::Ok)
+    return reject(error);
 
   CompiledKernel e;
   e.key = key;
   std::string manifestJSON;
-  if (!readFile(entryPath(key, ".ptx"), e.ptx, error))
+  if (read(".ptx", e.ptx) != cachefs::ReadStatus::Ok)
     return reject(error);
-  if (!readFile(entryPath(key, ".manifest.json"), manifestJSON, error))
+  if (read(".manifest.json", manifestJSON) != cachefs::ReadStatus::Ok)
     return reject(error);
   std::string expected = std::string(kMetaMagic) + "\nkey " + key + "\n" +
                          metaLine("ptx", e.ptx) +
                          metaLine("manifest", manifestJSON);
   bool wantsCubin = meta.find("\ncubin ") != std::string::npos;
   if (wantsCubin) {
-    if (!readFile(entryPath(key, ".cubin"), e.cubin, error))
+    if (read(".cubin", e.cubin) != cachefs::ReadStatus::Ok)
       return reject(error);
     expected += metaLine("cubin", e.cubin);
   }
@@ -125,6 +162,7 @@ bool KernelCache::readDisk(const std::string &key, CompiledKernel &out) {
     return reject("checksums in " + key + ".meta do not match the files");
   if (!Manifest::fromJSON(manifestJSON, e.manifest, error))
     return reject(error);
+  cachefs::touch(entryPath(key, ".meta")); // used now: evicted last
   out = std::move(e);
   return true;
 }
@@ -143,8 +181,21 @@ void KernelCache::writeDisk(const CompiledKernel &e) {
     s = writeFileAtomic(entryPath(e.key, ".manifest.json"), manifestJSON);
   if (s.ok()) // last: the meta file commits the entry
     s = writeFileAtomic(entryPath(e.key, ".meta"), meta);
-  if (!s.ok())
-    debug("could not store cache entry " + e.key + ": " + s.message());
+  if (!s.ok()) {
+    // Unwritable after all (read-only file system, quota, permissions).
+    diskUsable_ = false;
+    warnOnce("cannot store entries in cache directory '" + options_.dir +
+             "' (" + s.message() + "); caching in memory only");
+    return;
+  }
+  std::string warning;
+  std::uint64_t limit = cachefs::cacheLimitBytes(warning);
+  if (!warning.empty())
+    warnOnce(warning);
+  for (const std::string &key :
+       cachefs::evictOldestEntries(options_.dir, limit, e.key))
+    debug("evicted cache entry " + entryPath(key, "") + " (over " +
+          std::to_string(limit >> 20) + " MiB)");
 }
 
 Expected<CompiledKernelRef> KernelCache::getOrBuild(const std::string &key,

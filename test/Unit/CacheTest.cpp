@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FakeCompiler.h"
 #include "TestUtil.h"
 #include "tile/JIT.h"
 
@@ -14,6 +15,7 @@
 #include <fstream>
 
 using namespace tile;
+using tiletest::FakeCompiler;
 using tiletest::contains;
 using tiletest::ScopedEnv;
 using tiletest::TempDir;
@@ -31,39 +33,6 @@ CacheKeyInputs baseInputs() {
   in.cudaVersion = "12.4.131";
   return in;
 }
-
-/// A compiler that emits PTX mentioning its inputs, and counts its calls.
-struct FakeCompiler {
-  int calls = 0;
-  bool fail = false;
-  CompileOptions lastOptions;
-  EmitStage lastStage = EmitStage::AST;
-
-  CompileFn fn() {
-    return [this](const std::string &source, const std::string &filename,
-                  const CompileOptions &options, EmitStage stage) {
-      ++calls;
-      lastOptions = options;
-      lastStage = stage;
-      CompileResult r;
-      if (fail) {
-        r.diagnostics = filename + ":1:1: error: fake failure\n";
-        return r;
-      }
-      r.ok = true;
-      r.ptx = "// PTX for " + options.arch + "\n.visible .entry k()\n" + source;
-      if (stage == EmitStage::Cubin)
-        r.cubin = "FAKECUBIN k";
-      r.manifest.kernelName = "k";
-      r.manifest.params = {{"x", "ptr<f32>"}};
-      r.manifest.constants = options.defines;
-      r.manifest.blockSize = 128;
-      r.manifest.arch = options.arch;
-      r.manifest.sourceHash = hashHex(source);
-      return r;
-    };
-  }
-};
 
 JITOptions jitOptions(const std::string &dir) {
   JITOptions o;
