@@ -7,7 +7,9 @@
 // the diagnostics to stderr and the result to stdout or to files:
 //   -o NAME with a stage >= ptx writes NAME.ptx, NAME.manifest.json and,
 //   when ptxas produced one, NAME.cubin; with an earlier stage -o FILE
-//   writes the stage's text to FILE.
+//   writes the stage's text to FILE. -o - (or no -o) prints the stage's
+//   text, or the PTX, to stdout and writes no file; a cubin is binary and
+//   needs a name.
 //
 //===----------------------------------------------------------------------===//
 #include "tile/Compiler.h"
@@ -102,8 +104,10 @@ int main(int argc, char **argv) {
                 tile::emitStageNames() + ")");
   if (arch != "sm_80" && arch != "sm_90a")
     return fail("unsupported -arch '" + arch + "' (supported: sm_80, sm_90a)");
-  if (stage == tile::EmitStage::Cubin && outputName.empty())
-    return fail("-emit=cubin writes a binary; give an output name with -o");
+  if (stage == tile::EmitStage::Cubin &&
+      (outputName.empty() || outputName == "-"))
+    return fail("-emit=cubin writes a binary; give an output name with -o "
+                "(standard output, '-o -', takes text stages only)");
 
   tile::CompileOptions options;
   options.arch = arch;
@@ -148,7 +152,7 @@ int main(int argc, char **argv) {
     }
     return writeFile(outputName, result.text, false) ? 0 : 1;
   }
-  if (outputName.empty()) {
+  if (outputName.empty() || outputName == "-") { // the PTX only: no manifest
     outs() << result.ptx;
     return 0;
   }
