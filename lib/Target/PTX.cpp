@@ -197,9 +197,22 @@ std::string target::ptxasVersion(const std::string &ptxas) {
   return out.substr(at, end - at);
 }
 
+/// The name of the first kernel in `ptx` (`.entry NAME(`), for messages.
+static std::string firstEntryName(const std::string &ptx) {
+  size_t at = ptx.find(".entry ");
+  if (at == std::string::npos)
+    return "?";
+  at += 7;
+  size_t end = ptx.find_first_of("( \t\n", at);
+  return ptx.substr(at, end == std::string::npos ? end : end - at);
+}
+
 bool target::runPtxas(const std::string &ptxas, const std::string &ptx,
                       const std::string &arch, std::string &cubin,
                       std::string &error) {
+  // Every message names the kernel and the target: a log of many compiles
+  // (a sweep, the JIT) must say which one ptxas refused.
+  std::string what = "kernel '" + firstEntryName(ptx) + "' for " + arch;
   llvm::SmallString<128> in, out;
   llvm::sys::fs::createTemporaryFile("tilec", "ptx", in);
   llvm::sys::fs::createTemporaryFile("tilec", "cubin", out);
@@ -216,15 +229,25 @@ bool target::runPtxas(const std::string &ptxas, const std::string &ptx,
   std::string log;
   int rc = run({ptxas, archFlag, in.str(), "-o", out.str()}, log);
   if (rc != 0) {
-    error = "ptxas failed (exit " + std::to_string(rc) + "):\n" + log +
+    std::string how = rc == -1   ? "could not be run"
+                      : rc == -2 ? "crashed or timed out"
+                                 : "exit " + std::to_string(rc);
+    error = "ptxas failed on " + what + " (" + how + "):\n" + log +
             "PTX kept at " + in.str().str() + "\nreproduce: " + ptxas + " " +
             archFlag + " " + in.str().str() + " -o /tmp/out.cubin";
     llvm::sys::fs::remove(out);
     return false;
   }
+  // The output file exists (empty) from createTemporaryFile: a ptxas that
+  // exits 0 without writing leaves it so.
   auto buf = llvm::MemoryBuffer::getFile(out);
-  if (!buf) {
-    error = "ptxas wrote no cubin";
+  if (!buf || (*buf)->getBufferSize() == 0) {
+    error = "ptxas '" + ptxas + "' exited 0 but wrote no cubin for " + what +
+            (buf ? std::string(" (its output file is empty)")
+                 : " (" + buf.getError().message() + ")") +
+            (log.empty() ? std::string() : ":\n" + log);
+    llvm::sys::fs::remove(in);
+    llvm::sys::fs::remove(out);
     return false;
   }
   cubin = (*buf)->getBuffer().str();
