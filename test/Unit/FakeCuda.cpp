@@ -2,11 +2,14 @@
 
 #include "FakeCuda.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <regex>
 #include <string>
+#include <vector>
 
 namespace {
 FakeCudaState state;
@@ -18,8 +21,35 @@ std::string mode() {
   return m ? m : "";
 }
 
+/// Bytes of each parameter the first `.entry` of a PTX image declares
+/// (`.param .u64 a`, `.param .u32 b`, `.param .align 64 .b8 map[128]`):
+/// what the real driver reads of each kernelParams entry. Empty when the
+/// image declares none.
+std::vector<unsigned> declaredParamBytes(const std::string &image) {
+  std::vector<unsigned> bytes;
+  std::size_t entry = image.find(".entry ");
+  std::size_t open = image.find('(', entry);
+  std::size_t close = image.find(')', open);
+  if (entry == std::string::npos || open == std::string::npos ||
+      close == std::string::npos)
+    return bytes;
+  std::string list = image.substr(open + 1, close - open - 1);
+  // `.param [.align N] .TYPE [.ptr .global .align N] NAME[[COUNT]]`
+  static const std::regex decl(R"(\.param\s[^,]*?\.[usbf](8|16|32|64)\b)"
+                               R"([^,\[]*(\[(\d+)\])?)");
+  for (std::sregex_iterator it(list.begin(), list.end(), decl), end;
+       it != end; ++it) {
+    unsigned size = unsigned(std::stoul((*it)[1].str())) / 8;
+    unsigned count =
+        (*it)[3].matched ? unsigned(std::stoul((*it)[3].str())) : 1;
+    bytes.push_back(size * count);
+  }
+  return bytes;
+}
+
 struct FakeModule {
   std::string image;
+  std::vector<unsigned> paramBytes; ///< declaredParamBytes(image)
 };
 
 const char *errorName(int e) {
@@ -148,7 +178,7 @@ int cuModuleLoadDataEx(void **mod, const void *image, unsigned n, int *opts,
     return 218;
   }
   ++state.modulesLoaded;
-  *mod = new FakeModule{std::string(text)};
+  *mod = new FakeModule{std::string(text), declaredParamBytes(text)};
   return 0;
 }
 int cuModuleUnload(void *mod) {
@@ -181,7 +211,7 @@ int cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, void *, int block,
   *n = state.programsPerSM ? state.programsPerSM : 1;
   return 0;
 }
-int cuLaunchKernel(void *, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+int cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                    unsigned by, unsigned bz, unsigned smem, void *,
                    void **params, void **) {
   ++state.launches;
@@ -194,12 +224,22 @@ int cuLaunchKernel(void *, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
   state.sharedMem = smem;
   state.paramCount = 0;
   std::memset(state.tailParams, 0, sizeof(state.tailParams));
+  // Read no more of an entry than the kernel declares (4 bytes of an i32 or
+  // of the persistent grid), as the driver does; undeclared entries are read
+  // as 8 bytes, or as 128 from tailParamsFrom on.
+  const auto *module = static_cast<const FakeModule *>(fn);
   for (int i = 0; params && i < 64 && params[i]; ++i) {
-    if (i < 16)
-      std::memcpy(&state.params[i], params[i], 8);
+    bool declared = module && std::size_t(i) < module->paramBytes.size();
+    unsigned bytes = declared ? module->paramBytes[i] : 0;
+    if (i < 16) {
+      state.params[i] = 0;
+      std::memcpy(&state.params[i], params[i],
+                  declared ? std::min(bytes, 8u) : 8);
+    }
     int tail = i - state.tailParamsFrom;
     if (state.tailParamsFrom > 0 && tail >= 0 && tail < 4)
-      std::memcpy(state.tailParams[tail], params[i], 128);
+      std::memcpy(state.tailParams[tail], params[i],
+                  declared ? std::min(bytes, 128u) : 128);
     state.paramCount = i + 1;
   }
   return 0;

@@ -22,9 +22,11 @@
 // (1 when 0; -1: fails with CUDA_ERROR_INVALID_VALUE) and records the block
 // size and shared memory it was asked about.
 // cuLaunchKernel counts kernelParams up to the nullptr the runtime ends it
-// with (the real driver reads as many as the kernel declares), and copies
-// the 128 bytes of each entry from index tailParamsFrom on (a tensor map
-// passed by value) into tailParams (up to 4).
+// with (the real driver reads as many as the kernel declares) and records
+// each entry: as many bytes as the loaded PTX's first .entry declares for
+// that parameter (.u32: 4, .u64: 8, .b8 x[128]: 128), else 8 bytes into
+// params and, from index tailParamsFrom on (a tensor map passed by value),
+// 128 bytes into tailParams (up to 4).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -50,7 +52,7 @@ struct FakeCudaState {
   int launches;
   unsigned grid[3], block[3], sharedMem;
   int paramCount;                ///< kernelParams entries of the last launch
-  unsigned long long params[16]; ///< first 8 bytes of each (up to 16)
+  unsigned long long params[16]; ///< first ≤ 8 bytes of each (up to 16)
   int maxDynamicShared;          ///< last cuFuncSetAttribute value
   int staticShared;              ///< what cuFuncGetAttribute reports
   unsigned long long lastAllocPtr, lastAllocBytes; ///< last cuMemAlloc

@@ -71,6 +71,20 @@ std::vector<KernelArg> flashArgs() {
 const char *kPTX = "//\n.version 8.0\n.target sm_80\n.visible .entry "
                    "flash_fwd(\n)\n{\n ret;\n}\n";
 
+/// flash_fwd made persistent, with its parameters declared as the compiler
+/// writes them: the fake driver reads each kernelParams entry for as many
+/// bytes as declared (the grid: three 4-byte values after the user's).
+const char *kPersistentPTX =
+    "//\n.version 8.0\n.target sm_80\n.visible .entry flash_fwd(\n"
+    "\t.param .u64 .ptr .global .align 16 flash_fwd_param_0,\n"
+    "\t.param .u64 .ptr .global .align 16 flash_fwd_param_1,\n"
+    "\t.param .u64 .ptr .global .align 16 flash_fwd_param_2,\n"
+    "\t.param .u64 .ptr .global .align 16 flash_fwd_param_3,\n"
+    "\t.param .u64 .ptr .global .align 16 flash_fwd_param_4,\n"
+    "\t.param .u32 flash_fwd_param_5,\n\t.param .f32 flash_fwd_param_6,\n"
+    "\t.param .u32 flash_fwd_param_7,\n\t.param .u32 flash_fwd_param_8,\n"
+    "\t.param .u32 flash_fwd_param_9\n)\n{\n ret;\n}\n";
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -370,7 +384,7 @@ TEST(Runtime, PersistentLaunchStartsTheResidentPrograms) {
   m.persistent = true;
   m.sharedMemoryBytes = 4096;
   fake()->programsPerSM = 2;
-  Expected<Kernel> k = Kernel::load(*dev, m, kPTX);
+  Expected<Kernel> k = Kernel::load(*dev, m, kPersistentPTX);
   fake()->programsPerSM = 0;
   ASSERT_TRUE(k) << k.error();
   EXPECT_EQ(fake()->occupancyBlockSize, 128);
@@ -384,13 +398,16 @@ TEST(Runtime, PersistentLaunchStartsTheResidentPrograms) {
   EXPECT_EQ(fake()->grid[2], 1u);
   EXPECT_EQ(fake()->paramCount, 10);
   EXPECT_EQ(std::uint32_t(fake()->params[5]), 1000u);
-  EXPECT_EQ(std::uint32_t(fake()->params[7]), 16u);
-  EXPECT_EQ(std::uint32_t(fake()->params[8]), 128u);
-  EXPECT_EQ(std::uint32_t(fake()->params[9]), 1u);
+  // Exactly 4 bytes each: reading 8 would take the next value (or, for the
+  // last, bytes past the runtime's array: ASan's stack-buffer-overflow).
+  EXPECT_EQ(fake()->params[5], 1000u);
+  EXPECT_EQ(fake()->params[7], 16u);
+  EXPECT_EQ(fake()->params[8], 128u);
+  EXPECT_EQ(fake()->params[9], 1u);
   // Fewer programs than fit: one each.
   ASSERT_TRUE(k->launch({3, 2, 5}, flashArgs()).ok());
   EXPECT_EQ(fake()->grid[0], 30u);
-  EXPECT_EQ(std::uint32_t(fake()->params[9]), 5u);
+  EXPECT_EQ(fake()->params[9], 5u);
   // More than the kernel's i32 count allows.
   Status s = k->launch({(1u << 29) + 1, 2, 1}, flashArgs());
   EXPECT_TRUE(contains(s.message(), "more than a persistent kernel counts"))
