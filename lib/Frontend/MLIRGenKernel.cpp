@@ -3,6 +3,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/SetVector.h"
@@ -174,7 +175,7 @@ bool MLIRGen::bindParams(const KernelDecl &k, const FrontendOptions &options,
 
 OwningOpRef<ModuleOp> MLIRGen::build(const FrontendOptions &options) {
   ctx.loadDialect<mlir::tile::TileDialect, arith::ArithDialect,
-                  scf::SCFDialect, func::FuncDialect>();
+                  scf::SCFDialect, func::FuncDialect, math::MathDialect>();
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc(SrcLoc{1, 1}));
   builder.setInsertionPointToEnd(module->getBody());
 
