@@ -139,8 +139,8 @@ struct TranscendentalLowering : TilePattern<TileOp> {
         return approx(rw, loc, "rsqrt.approx.f32", x);
       if constexpr (std::is_same_v<TileOp, TanhOp>)
         return approx(rw, loc, "tanh.approx.f32", x);
-      if constexpr (std::is_same_v<TileOp, SqrtOp>)
-        return LLVM::SqrtOp::create(rw, loc, x); // sqrt.rn.f32 (IEEE)
+      if constexpr (std::is_same_v<TileOp, SqrtOp>) // IEEE, not .approx;
+        return approx(rw, loc, "sqrt.rn.f32", x);   // see AbsLowering
       llvm_unreachable("unhandled transcendental");
     });
     rw.replaceOp(op, r);
@@ -148,17 +148,33 @@ struct TranscendentalLowering : TilePattern<TileOp> {
   }
 };
 
+/// Float abs clears the sign bit (exact for every float type, NaN, inf and
+/// -0 included). Not llvm.intr.fabs / llvm.intr.sqrt: convert-gpu-to-nvvm
+/// marks those illegal (it would call libdevice, which tilec does not link).
 struct AbsLowering : TilePattern<AbsOp> {
   using TilePattern::TilePattern;
   LogicalResult
   matchAndRewrite(AbsOp op, OpAdaptor a,
                   ConversionPatternRewriter &rw) const override {
     Value x = a.getSrc();
-    if (isa<FloatType>(mlir::tile::getElementTypeOrSelf(op.getType()))) {
-      rw.replaceOpWithNewOp<LLVM::FAbsOp>(op, x);
+    Location loc = op.getLoc();
+    if (auto ft = dyn_cast<FloatType>(
+            mlir::tile::getElementTypeOrSelf(op.getType()))) {
+      unsigned bits = ft.getWidth();
+      Type bitsType = rw.getIntegerType(bits);
+      TypedAttr maskAttr =
+          rw.getIntegerAttr(bitsType, APInt::getSignedMaxValue(bits));
+      if (auto vt = dyn_cast<VectorType>(x.getType())) {
+        auto vbits = VectorType::get(vt.getShape(), bitsType);
+        maskAttr = SplatElementsAttr::get(vbits, maskAttr);
+        bitsType = vbits;
+      }
+      Value mask = arith::ConstantOp::create(rw, loc, maskAttr);
+      Value i = arith::BitcastOp::create(rw, loc, bitsType, x);
+      Value r = arith::AndIOp::create(rw, loc, i, mask);
+      rw.replaceOpWithNewOp<arith::BitcastOp>(op, x.getType(), r);
       return success();
     }
-    Location loc = op.getLoc();
     Value zero = arith::ConstantOp::create(rw, loc, rw.getZeroAttr(x.getType()));
     Value neg = arith::SubIOp::create(rw, loc, zero, x);
     Value lt = arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::slt, x, zero);
