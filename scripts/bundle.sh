@@ -52,11 +52,12 @@ for f in "$BUILD_DIR"/lib/*.so "$BUILD_DIR"/lib/*.so.*; do
 done
 strip --strip-unneeded "$STAGE"/bin/* "$STAGE"/lib/* 2>/dev/null || true
 
-# The .tile sources the examples and tests read.
+# The .tile sources, config tables and suite list the examples and tests read.
 while IFS= read -r -d '' f; do
   mkdir -p "$STAGE/$(dirname "$f")"
   cp "$f" "$STAGE/$f"
-done < <(find examples test -name '*.tile' -print0 2>/dev/null)
+done < <(find examples test \( -name '*.tile' -o -path 'examples/*/configs/*.json' \
+           -o -path test/GPU/suites.txt \) -print0 2>/dev/null)
 cp scripts/run-gpu.sh "$STAGE/run-gpu.sh"
 cp scripts/run-gpu.sh "$OUT_DIR/run-gpu.sh"
 {

@@ -63,9 +63,9 @@ run_step() { # run_step NAME CMD...
   local log="$LOG_DIR/$name.log" t=$SECONDS rc
   printf '\n---- %s: %s\n' "$name" "$*"
   if ((${STEP_TIMEOUT:-900} > 0)) && command -v timeout >/dev/null; then
-    timeout -k 10 "${STEP_TIMEOUT:-900}" "$@" >"$log" 2>&1
+    timeout -k 10 "${STEP_TIMEOUT:-900}" "$@" >"$log" 2>&1 </dev/null
   else
-    "$@" >"$log" 2>&1
+    "$@" >"$log" 2>&1 </dev/null
   fi
   rc=$?
   names+=("$name") times+=($((SECONDS - t)))
@@ -84,80 +84,19 @@ run_step() { # run_step NAME CMD...
 for t in "$DEST"/bin/tile-unit-*; do
   [[ -x $t ]] && run_step "$(basename "$t")" "$t" --gtest_brief=1
 done
-# shellcheck disable=SC2086  # GPU_TEST_ARGS is a list
-[[ -x $DEST/bin/tile-gpu-tests ]] && run_step tile-gpu-tests "$DEST/bin/tile-gpu-tests" \
-  --tile "$TILEC_FLASH_FWD_TILE" ${GPU_TEST_ARGS:-}
-# Two warpgroups (BM = 128, 8 warps): on sm_90a they take turns at the
-# tensor cores (tile-pingpong-dots) over three-stage TMA rings.
-# shellcheck disable=SC2086
-[[ -x $DEST/bin/tile-gpu-tests ]] && run_step tile-gpu-tests-8warps "$DEST/bin/tile-gpu-tests" \
-  --tile "$TILEC_FLASH_FWD_TILE" --define BM=128 --define BN=128 --define NUM_WARPS=8 ${GPU_TEST_ARGS:-}
-# The same with Q copied by TMA and read by wgmma from shared memory (TMA_A).
-# shellcheck disable=SC2086
-[[ -x $DEST/bin/tile-gpu-tests ]] && run_step tile-gpu-tests-tma-a "$DEST/bin/tile-gpu-tests" \
-  --tile "$TILEC_FLASH_FWD_TILE" --define BM=128 --define BN=128 --define NUM_WARPS=8 --define TMA_A=true ${GPU_TEST_ARGS:-}
-# A producer warpgroup issues the copies (PRODUCER, tile-warp-specialize):
-# two consumer warpgroups with setmaxnreg; then one, over two-stage rings.
-# shellcheck disable=SC2086
-[[ -x $DEST/bin/tile-gpu-tests ]] && run_step tile-gpu-tests-producer "$DEST/bin/tile-gpu-tests" \
-  --tile "$TILEC_FLASH_FWD_TILE" --define BM=128 --define BN=128 --define NUM_WARPS=8 --define PRODUCER=true ${GPU_TEST_ARGS:-}
-# shellcheck disable=SC2086
-[[ -x $DEST/bin/tile-gpu-tests ]] && run_step tile-gpu-tests-producer-4warps "$DEST/bin/tile-gpu-tests" \
-  --tile "$TILEC_FLASH_FWD_TILE" --define PRODUCER=true --define TMA_STAGES=2 --define MIN_BLOCKS=2 ${GPU_TEST_ARGS:-}
-# Persistent launches of a small kernel: every logical program, once.
-[[ -x $DEST/bin/tile-gpu-persistent ]] && run_step tile-gpu-persistent "$DEST/bin/tile-gpu-persistent"
-# Programs of a CTA with their own shared temporaries (CTA_PROGRAMS, sm_90a).
-[[ -x $DEST/bin/tile-gpu-cta-programs ]] && run_step tile-gpu-cta-programs "$DEST/bin/tile-gpu-cta-programs"
-# Persistent programs (PERSISTENT, tile-persistent): three-stage rings,
-# two-stage rings with 8 warps, two warpgroups (no ping-pong turns in
-# persistent kernels), and those with a producer warpgroup.
-# shellcheck disable=SC2086
-[[ -x $DEST/bin/tile-gpu-tests ]] && run_step tile-gpu-tests-persistent "$DEST/bin/tile-gpu-tests" \
-  --tile "$TILEC_FLASH_FWD_TILE" --define PERSISTENT=true ${GPU_TEST_ARGS:-}
-# shellcheck disable=SC2086
-[[ -x $DEST/bin/tile-gpu-tests ]] && run_step tile-gpu-tests-persistent-2stages "$DEST/bin/tile-gpu-tests" \
-  --tile "$TILEC_FLASH_FWD_TILE" --define PERSISTENT=true --define BM=128 --define NUM_WARPS=8 \
-  --define TMA_STAGES=2 --define MIN_BLOCKS=2 ${GPU_TEST_ARGS:-}
-# shellcheck disable=SC2086
-[[ -x $DEST/bin/tile-gpu-tests ]] && run_step tile-gpu-tests-persistent-8warps "$DEST/bin/tile-gpu-tests" \
-  --tile "$TILEC_FLASH_FWD_TILE" --define PERSISTENT=true --define BM=128 --define BN=128 \
-  --define NUM_WARPS=8 ${GPU_TEST_ARGS:-}
-# shellcheck disable=SC2086
-[[ -x $DEST/bin/tile-gpu-tests ]] && run_step tile-gpu-tests-persistent-producer "$DEST/bin/tile-gpu-tests" \
-  --tile "$TILEC_FLASH_FWD_TILE" --define PERSISTENT=true --define BM=128 --define BN=128 \
-  --define NUM_WARPS=8 --define PRODUCER=true ${GPU_TEST_ARGS:-}
-# Key blocks last to first (REVERSE): a loop counting down, its masked first
-# blocks split off (two of them with BN = 64 < BM = 128).
-# shellcheck disable=SC2086
-[[ -x $DEST/bin/tile-gpu-tests ]] && run_step tile-gpu-tests-reverse "$DEST/bin/tile-gpu-tests" \
-  --tile "$TILEC_FLASH_FWD_TILE" --define REVERSE=true ${GPU_TEST_ARGS:-}
-# shellcheck disable=SC2086
-[[ -x $DEST/bin/tile-gpu-tests ]] && run_step tile-gpu-tests-reverse-bn64 "$DEST/bin/tile-gpu-tests" \
-  --tile "$TILEC_FLASH_FWD_TILE" --define REVERSE=true --define BM=128 --define BN=64 \
-  --define NUM_WARPS=8 ${GPU_TEST_ARGS:-}
-# shellcheck disable=SC2086
-[[ -x $DEST/bin/tile-gpu-tests ]] && run_step tile-gpu-tests-reverse-persistent-producer "$DEST/bin/tile-gpu-tests" \
-  --tile "$TILEC_FLASH_FWD_TILE" --define REVERSE=true --define PERSISTENT=true --define BM=128 \
-  --define BN=128 --define NUM_WARPS=8 --define PRODUCER=true ${GPU_TEST_ARGS:-}
-# Three programs per CTA sharing one producer's K/V copies (CTA_PROGRAMS),
-# 16-bit configs (f32 has no TMA copies).
-# shellcheck disable=SC2086
-[[ -x $DEST/bin/tile-gpu-tests ]] && run_step tile-gpu-tests-cta-programs "$DEST/bin/tile-gpu-tests" \
-  --tile "$TILEC_FLASH_FWD_TILE" --define PERSISTENT=true --define PRODUCER=true --define BN=128 \
-  --define TMA_STAGES=4 --define CTA_PROGRAMS=3 --only 16_ ${GPU_TEST_ARGS:-}
-# The same with Q by TMA (TMA_A): each program's own Q slot, copied once per
-# program; then Q by TMA with one program per CTA, without and with a producer.
-# shellcheck disable=SC2086
-[[ -x $DEST/bin/tile-gpu-tests ]] && run_step tile-gpu-tests-cta-programs-tma-a "$DEST/bin/tile-gpu-tests" \
-  --tile "$TILEC_FLASH_FWD_TILE" --define PERSISTENT=true --define PRODUCER=true --define BN=128 \
-  --define TMA_STAGES=4 --define CTA_PROGRAMS=3 --define TMA_A=true --only 16_ ${GPU_TEST_ARGS:-}
-# shellcheck disable=SC2086
-[[ -x $DEST/bin/tile-gpu-tests ]] && run_step tile-gpu-tests-persistent-tma-a "$DEST/bin/tile-gpu-tests" \
-  --tile "$TILEC_FLASH_FWD_TILE" --define PERSISTENT=true --define TMA_A=true --only 16_ ${GPU_TEST_ARGS:-}
-# shellcheck disable=SC2086
-[[ -x $DEST/bin/tile-gpu-tests ]] && run_step tile-gpu-tests-persistent-producer-tma-a "$DEST/bin/tile-gpu-tests" \
-  --tile "$TILEC_FLASH_FWD_TILE" --define PERSISTENT=true --define BM=128 --define BN=128 \
-  --define NUM_WARPS=8 --define PRODUCER=true --define TMA_A=true --only 16_ ${GPU_TEST_ARGS:-}
+# The GPU suites, one per line of test/GPU/suites.txt (the list ctest uses).
+if [[ -x $DEST/bin/tile-gpu-tests && -f $DEST/test/GPU/suites.txt ]]; then
+  while read -r name args; do
+    [[ -z $name || $name == \#* ]] && continue
+    args=${args//@CONFIGS@/$DEST/examples/attention/configs}
+    # shellcheck disable=SC2086  # args and GPU_TEST_ARGS are lists
+    run_step "$name" "$DEST/bin/tile-gpu-tests" --tile "$TILEC_FLASH_FWD_TILE" \
+      $args ${GPU_TEST_ARGS:-}
+  done < "$DEST/test/GPU/suites.txt"
+fi
+for t in tile-gpu-persistent tile-gpu-cta-programs; do
+  [[ -x $DEST/bin/$t ]] && run_step "$t" "$DEST/bin/$t"
+done
 if [[ -x $DEST/bin/tilec && -f $DEST/examples/attention/flash_fwd.tile ]]; then
   mkdir -p "$DEST/out"
   emit=ptx; command -v ptxas >/dev/null && emit=cubin

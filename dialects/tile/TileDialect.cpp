@@ -225,11 +225,62 @@ Operation *TileDialect::materializeConstant(OpBuilder &builder, Attribute value,
   return FullOp::create(builder, loc, tileType, typed);
 }
 
-int64_t mlir::tile::getKernelParam(Operation *fn, StringRef name, int64_t dflt) {
-  auto params = fn ? fn->getAttrOfType<DictionaryAttr>(kParamsAttr) : nullptr;
-  auto v = dyn_cast_or_null<IntegerAttr>(params ? params.get(name) : Attribute());
-  if (!v)
-    return dflt;
-  return v.getType().isInteger(1) ? int64_t(v.getValue().getBoolValue())
-                                  : v.getInt();
+ScheduleAttr mlir::tile::toAttr(MLIRContext *ctx, const ::tile::Schedule &s) {
+  return ScheduleAttr::get(ctx, s.numWarps, s.minBlocks, s.numStages, s.tma,
+                           s.tmaA, s.tmaStore, s.pingpong, s.producer,
+                           s.persistent, s.ctaPrograms, s.l2Group, s.reverseX);
+}
+
+static ::tile::Schedule makeSchedule(int64_t numWarps, int64_t minBlocks,
+                                     int64_t numStages, bool tma, bool tmaA,
+                                     bool tmaStore, bool pingpong,
+                                     bool producer, bool persistent,
+                                     int64_t ctaPrograms, int64_t l2Group,
+                                     bool reverseX) {
+  ::tile::Schedule s;
+  s.numWarps = numWarps;
+  s.minBlocks = minBlocks;
+  s.numStages = numStages;
+  s.tma = tma;
+  s.tmaA = tmaA;
+  s.tmaStore = tmaStore;
+  s.pingpong = pingpong;
+  s.producer = producer;
+  s.persistent = persistent;
+  s.ctaPrograms = ctaPrograms;
+  s.l2Group = l2Group;
+  s.reverseX = reverseX;
+  return s;
+}
+
+::tile::Schedule mlir::tile::fromAttr(ScheduleAttr a) {
+  return makeSchedule(a.getNumWarps(), a.getMinBlocks(), a.getNumStages(),
+                      a.getTma(), a.getTmaA(), a.getTmaStore(),
+                      a.getPingpong(), a.getProducer(), a.getPersistent(),
+                      a.getCtaPrograms(), a.getL2Group(), a.getReverseX());
+}
+
+// The one check of a schedule is tile::Schedule::validate().
+LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                   int64_t numWarps, int64_t minBlocks,
+                                   int64_t numStages, bool tma, bool tmaA,
+                                   bool tmaStore, bool pingpong, bool producer,
+                                   bool persistent, int64_t ctaPrograms,
+                                   int64_t l2Group, bool reverseX) {
+  std::string why =
+      makeSchedule(numWarps, minBlocks, numStages, tma, tmaA, tmaStore,
+                   pingpong, producer, persistent, ctaPrograms, l2Group,
+                   reverseX)
+          .validate();
+  if (!why.empty())
+    return emitError() << "invalid schedule: " << why;
+  return success();
+}
+
+ScheduleAttr mlir::tile::getSchedule(Operation *op) {
+  for (Operation *p = op; p; p = p->getParentOp())
+    if (auto a = p->getAttrOfType<ScheduleAttr>(kScheduleAttr))
+      return a;
+  MLIRContext *ctx = op ? op->getContext() : nullptr;
+  return toAttr(ctx, ::tile::Schedule());
 }

@@ -14,6 +14,7 @@
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "tile/Schedule.h"
 
 #include "dialects/tile/TileDialect.h.inc"
 #include "dialects/tile/TileEnums.h.inc"
@@ -30,8 +31,11 @@
 namespace mlir::tile {
 /// Name of the unit attribute that marks a func.func as a tile kernel.
 inline constexpr llvm::StringLiteral kKernelAttr = "tile.kernel";
-/// Dictionary attribute with the compile-time parameters a kernel was built with.
+/// Dictionary attribute with the compile-time parameters a kernel was built
+/// with (recorded for the manifest; no pass reads it).
 inline constexpr llvm::StringLiteral kParamsAttr = "tile.params";
+/// The kernel's #tile.schedule (how it runs); absent: the defaults.
+inline constexpr llvm::StringLiteral kScheduleAttr = "tile.schedule";
 /// Unit attribute on a kernel made persistent (three more i32 parameters:
 /// the logical grid) and on its loop over the logical programs
 /// (tile-persistent).
@@ -39,8 +43,6 @@ inline constexpr llvm::StringLiteral kPersistentAttr = "tile.persistent";
 /// Discardable `#llvm.loop_annotation` of a loop (tile-persistent: no LICM)
 /// on its way to the latch branch's `!llvm.loop` (tile-loop-annotations).
 inline constexpr llvm::StringLiteral kLoopAnnotationAttr = "llvm.loop_annotation";
-/// Integer attribute on the module: warps per program.
-inline constexpr llvm::StringLiteral kNumWarpsAttr = "tile.num_warps";
 
 /// String attribute on the module: target GPU (sm_80, sm_90a).
 inline constexpr llvm::StringLiteral kArchAttr = "tile.arch";
@@ -48,9 +50,10 @@ inline constexpr llvm::StringLiteral kArchAttr = "tile.arch";
 /// The element type of a tile, or the type itself for scalars.
 Type getElementTypeOrSelf(Type t);
 
-/// The compile-time parameter `name` of kernel `fn` (its `tile.params`) as
-/// an integer (booleans as 0 or 1), or `dflt` where the kernel has none.
-/// Passes read their knobs through it (TMA, TMA_STAGES, PINGPONG,
-/// MIN_BLOCKS).
-int64_t getKernelParam(Operation *fn, StringRef name, int64_t dflt);
+/// The schedule of the kernel that holds `op` (its `tile.schedule`), or the
+/// default schedule where there is none. Passes read their knobs here.
+ScheduleAttr getSchedule(Operation *op);
+/// The attribute of a schedule, and back.
+ScheduleAttr toAttr(MLIRContext *ctx, const ::tile::Schedule &s);
+::tile::Schedule fromAttr(ScheduleAttr a);
 } // namespace mlir::tile

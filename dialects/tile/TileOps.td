@@ -229,10 +229,10 @@ def Tile_TmaCopyOp : Tile_Op<"tma_copy", [MemoryEffects<[MemRead, MemWrite]>]> {
     only), and with three or four the issuing warp runs up to one or two
     copies ahead of the slowest warp. A slot of one stage holds a dot's A
     operand read in place: a single copy (`iter` 0) made outside loops, or
-    in the loop over programs of a PERSISTENT kernel one copy per program
+    in the loop over programs of a persistent kernel one copy per program
     (`iter` counting them), issued by the program's own warps even in a
     warp-specialized kernel, into a buffer of its own per program of the
-    CTA (CTA_PROGRAMS).
+    CTA (cta_programs).
 
     `producer` (set by `tile-warp-specialize`, inside the producer region
     of `tile.warp_specialize`): the producer warp issues the copy; the
@@ -276,14 +276,14 @@ def Tile_TmaReleaseOp : Tile_Op<"tma_release", [MemoryEffects<[MemRead, MemWrite
 }
 
 def Tile_CtaMemberOp : Tile_Op<"cta_member", [Pure]> {
-  let summary = "Which of its CTA's programs this one is (CTA_PROGRAMS)";
+  let summary = "Which of its CTA's programs this one is (cta_programs)";
   let description = [{
-    Made by `tile-persistent` in kernels with the compile-time parameter
-    CTA_PROGRAMS = G > 1: each CTA runs G programs at once, consecutive
-    along grid axis 0, each on its own NUM_WARPS warps, and they share the
+    Made by `tile-persistent` in kernels whose schedule has
+    cta_programs = G > 1: each CTA runs G programs at once, consecutive
+    along grid axis 0, each on its own num_warps warps, and they share the
     copies of one producer warpgroup (`tile-warp-specialize`). The result
-    is this program's index among them, in [0, G): its NUM_WARPS warps are
-    warps `member * NUM_WARPS` ... of the CTA. Only the consumer region may
+    is this program's index among them, in [0, G): its num_warps warps are
+    warps `member * num_warps` ... of the CTA. Only the consumer region may
     depend on it.
 
     ```mlir
@@ -295,7 +295,7 @@ def Tile_CtaMemberOp : Tile_Op<"cta_member", [Pure]> {
 }
 
 def Tile_ProgramTicketOp : Tile_Op<"program_ticket", [MemoryEffects<[MemRead, MemWrite]>]> {
-  let summary = "Take the launch's next logical program (dynamic PERSISTENT order)";
+  let summary = "Take the launch's next logical program (dynamic persistent order)";
   let description = [{
     Made by `tile-dynamic-persistent` where the program's tickets are
     taken (not in a consumer region). One thread of the program (thread 0;
@@ -343,9 +343,9 @@ def Tile_WarpSpecializeOp : Tile_Op<"warp_specialize", [NoTerminator, SingleBloc
     RecursiveMemoryEffects]> {
   let summary = "A producer warpgroup issues the TMA copies; the kernel's warps consume";
   let description = [{
-    Made by `tile-warp-specialize` (sm_90a, kernels with `PRODUCER = true`)
+    Made by `tile-warp-specialize` (sm_90a, kernels with `producer = true`)
     as the whole body of a kernel. The program gets one more warpgroup (4
-    warps) after its `tile.num_warps` warps: the kernel's warps run the
+    warps) after its `num_warps` warps (the schedule's): the kernel's warps run the
     `consumer` region (the kernel's code, with each copy point a
     `tile.tma_release`) and the first warp of the new warpgroup runs the
     `producer` region (the loops and scalars that the copies need and the
@@ -396,7 +396,7 @@ def Tile_TmaWaitOp : Tile_Op<"tma_wait", [MemoryEffects<[MemRead]>]> {
 def Tile_TmaStoreOp : Tile_Op<"tma_store", [MemoryEffects<[MemRead, MemWrite]>]> {
   let summary = "Store a 2-D tile to global memory with a bulk tensor copy (TMA)";
   let description = [{
-    Made by `tile-tma-loads` (sm_90a, TMA = true, TMA_STORE = true) from a
+    Made by `tile-tma-loads` (sm_90a, tma = true, tma_store = true) from a
     `tile.store` of whole rows (see tile.tma_copy for how `base`,
     `row_stride` and `coord` name them: rows `coord` .. `coord + rows - 1`
     of the argument, columns 0 .. row length - 1, `inner_dim` 1). The

@@ -43,6 +43,41 @@ def Tile_LayoutAttr : AttrDef<Tile_Dialect, "Layout"> {
 }
 
 //===----------------------------------------------------------------------===//
+// Schedule attribute
+//===----------------------------------------------------------------------===//
+
+def Tile_ScheduleAttr : AttrDef<Tile_Dialect, "Schedule"> {
+  let mnemonic = "schedule";
+  let summary = "How a kernel runs: warps, stages, memory paths, roles, order";
+  let description = [{
+    The typed schedule of a kernel (`tile::Schedule`, docs/schedule.md), on
+    its `func.func` as `tile.schedule`. Passes read their knobs from it;
+    a kernel without one runs the defaults. Fields equal to their default
+    are omitted in print.
+
+    ```mlir
+    func.func @k(...) attributes {tile.kernel,
+        tile.schedule = #tile.schedule<num_warps = 8, producer = true>}
+    ```
+  }];
+  let parameters = (ins
+    DefaultValuedParameter<"int64_t", "4">:$num_warps,
+    DefaultValuedParameter<"int64_t", "0">:$min_blocks,
+    DefaultValuedParameter<"int64_t", "3">:$num_stages,
+    DefaultValuedParameter<"bool", "true">:$tma,
+    DefaultValuedParameter<"bool", "false">:$tma_a,
+    DefaultValuedParameter<"bool", "true">:$tma_store,
+    DefaultValuedParameter<"bool", "true">:$pingpong,
+    DefaultValuedParameter<"bool", "false">:$producer,
+    DefaultValuedParameter<"bool", "false">:$persistent,
+    DefaultValuedParameter<"int64_t", "1">:$cta_programs,
+    DefaultValuedParameter<"int64_t", "0">:$l2_group,
+    DefaultValuedParameter<"bool", "false">:$reverse_x);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Types
 //===----------------------------------------------------------------------===//
 

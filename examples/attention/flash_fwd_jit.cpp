@@ -2,20 +2,26 @@
 //
 //   flash_fwd_jit [flash_fwd.tile] [--dtype bf16|f16|f32] [--causal]
 //                 [--seqlen N] [--batch-heads N] [--head-dim D] [--seed S]
-//                 [--iters N]
+//                 [--iters N] [--warmup-ms MS] [--config-table PATH]
+//                 [--no-table] [--schedule name=value,...]
 //
 // Compiles the kernel for this GPU through tile::JIT (cached in
 // $TILEC_CACHE_DIR or ~/.cache/tilec), runs it on seeded random data,
 // compares O and LSE with an fp64 CPU reference and times it with CUDA
-// events. Exits 0 when rel-L2 ≤ 1e-2 (f16/bf16) or ≤ 1e-5 (f32), else 1;
+// events (after MS ms of untimed launches, as bench/ does: the GPU's clock
+// settles under its power limit). Block sizes and schedule come from the
+// kernel's config table (configs/flash_fwd.<arch>.json beside the .tile
+// file) for this launch's dtype, head dim, causality and seqlen, as a
+// library host would pick them; --schedule overrides fields. Exits 0 when rel-L2 ≤ 1e-2 (f16/bf16) or ≤ 1e-5 (f32), else 1;
 // without a GPU it says so and exits 1.
 //
-// The kernel: flash_fwd<BM, BN, D, CAUSAL, NUM_WARPS, T>(q, k, v, o: ptr<T>,
+// The kernel: flash_fwd<BM, BN, D, CAUSAL, T>(q, k, v, o: ptr<T>,
 // lse: ptr<f32>, seqlen: i32, sm_scale: f32), tensors [BH, S, D], LSE
 // [BH, S] in natural-log units, grid (ceil(S/BM), BH, 1).
 //
 //===----------------------------------------------------------------------===//
 
+#include "tile/ConfigTable.h"
 #include "tile/JIT.h"
 #include "tile/Runtime.h"
 
@@ -27,6 +33,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <random>
 #include <string>
 #include <thread>
@@ -39,6 +46,10 @@ struct Args {
   std::string dtype = "bf16";
   bool causal = false;
   int seqlen = 1024, batchHeads = 16, headDim = 128, iters = 20;
+  int warmupMs = 200;
+  std::string table;    ///< empty: configs/flash_fwd.<arch>.json beside `tile`
+  bool noTable = false;
+  std::string schedule; ///< name=value pairs applied on top
   unsigned long long seed = 0;
   bool seedGiven = false;
 };
@@ -47,7 +58,8 @@ int usage(const char *argv0) {
   std::fprintf(stderr,
                "usage: %s [flash_fwd.tile] [--dtype bf16|f16|f32] [--causal] "
                "[--seqlen N] [--batch-heads N] [--head-dim D] [--seed S] "
-               "[--iters N]\n",
+               "[--iters N] [--warmup-ms MS] [--config-table PATH] [--no-table] "
+               "[--schedule name=value,...]\n",
                argv0);
   return 2;
 }
@@ -83,6 +95,15 @@ bool parseArgs(int argc, char **argv, Args &a) {
     } else if (f == "--iters" && hasValue) {
       if (!parseInt(argv[++i], 1, a.iters))
         return false;
+    } else if (f == "--warmup-ms" && hasValue) {
+      if (!parseInt(argv[++i], 0, a.warmupMs))
+        return false;
+    } else if (f == "--config-table" && hasValue) {
+      a.table = argv[++i];
+    } else if (f == "--no-table") {
+      a.noTable = true;
+    } else if (f == "--schedule" && hasValue) {
+      a.schedule = argv[++i];
     } else if (f == "--seed" && hasValue) {
       a.seed = std::strtoull(argv[++i], nullptr, 10);
       a.seedGiven = true;
@@ -197,13 +218,43 @@ int main(int argc, char **argv) {
   std::printf("device: %s, arch %s\n", dev->description().c_str(),
               dev->archString().c_str());
 
+  // The configuration: the table's entry for this launch, else defaults.
+  std::map<std::string, std::string> keys = {
+      {"T", a.dtype},
+      {"CAUSAL", a.causal ? "true" : "false"},
+      {"D", std::to_string(a.headDim)}};
+  tile::KernelConfig config;
+  config.origin = "kernel defaults (--no-table)";
+  if (!a.noTable) {
+    std::string path = a.table;
+    if (path.empty()) {
+      std::string dir = a.tile.substr(0, a.tile.find_last_of('/') + 1);
+      path = dir + "configs/flash_fwd." + dev->archString() + ".json";
+    }
+    tile::ConfigTable table;
+    std::string why;
+    if (!tile::ConfigTable::load(path, table, why))
+      return fail(why + " (--no-table: the kernel's defaults)");
+    config = table.lookup(keys, a.seqlen);
+    config.origin = path + ": " + config.origin;
+  }
+  if (std::string why = config.schedule.parse(a.schedule); !why.empty())
+    return fail("--schedule: " + why);
+  if (std::string why = config.schedule.validate(); !why.empty())
+    return fail("--schedule: " + why);
+  tile::Defines defines = config.defines;
+  for (const auto &[k, v] : keys)
+    defines[k] = v;
+  std::printf("config: %s\n  defines:", config.origin.c_str());
+  for (const auto &[k, v] : defines)
+    std::printf(" %s=%s", k.c_str(), v.c_str());
+  std::printf("\n  schedule: %s\n", config.schedule.str().c_str());
+
   // Compile (or fetch from the cache) and load.
   tile::JIT jit;
-  tile::Defines defines = {{"T", a.dtype},
-                           {"CAUSAL", a.causal ? "true" : "false"},
-                           {"D", std::to_string(a.headDim)}};
   auto t0 = std::chrono::steady_clock::now();
-  auto compiled = jit.compileFile(a.tile, defines, "", dev->archString());
+  auto compiled = jit.compileFile(a.tile, defines, "", dev->archString(),
+                                  config.schedule);
   if (!compiled)
     return fail(compiled.error());
   double compileSeconds =
@@ -309,7 +360,17 @@ int main(int argc, char **argv) {
       a.causal ? "causal" : "non-causal", relL2, tol, maxAbs, lseErr, lseTol,
       bad);
 
-  // Time it: median of `iters` single-launch event pairs.
+  // Time it: untimed launches for warmupMs, then the median of `iters`
+  // single-launch event pairs.
+  for (auto w0 = std::chrono::steady_clock::now();
+       std::chrono::steady_clock::now() - w0 <
+       std::chrono::milliseconds(a.warmupMs);) {
+    for (int i = 0; i < 8; ++i) // a few launches per sync: no host gaps
+      if (!kernel->launch(grid, args).ok())
+        return fail("warm-up launch failed");
+    if (!dev->synchronize().ok())
+      return fail("warm-up launch failed");
+  }
   std::vector<float> times;
   for (int i = 0; i < a.iters; ++i) {
     auto timer = tile::EventTimer::create(*dev);

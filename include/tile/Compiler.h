@@ -7,6 +7,7 @@
 #pragma once
 
 #include "tile/Manifest.h"
+#include "tile/Schedule.h"
 
 #include <map>
 #include <string>
@@ -18,7 +19,7 @@ namespace tile {
 enum class EmitStage {
   AST,    ///< the parsed program
   Tile,   ///< tile IR straight from MLIRGen (verified)
-  TileOpt,///< after tile transforms (canonicalise, causal split, scale fold)
+  TileOpt,///< -emit=optimize: after tile transforms (canonicalise, causal split, scale fold, TMA rings)
   Layout, ///< after layout assignment (every tile has a #tile.layout)
   GPU,    ///< gpu.module with per-thread vector code, NVVM ops, shuffles
   NVVM,   ///< LLVM + NVVM dialects
@@ -35,9 +36,11 @@ const char *emitStageNames();
 struct CompileOptions {
   std::string arch = "sm_80";                  ///< sm_80 or sm_90a
   std::map<std::string, std::string> defines;  ///< -D NAME=VALUE
+  Schedule schedule;                           ///< how the kernel runs
   std::string kernel;                          ///< empty: the file's only kernel
   std::string ptxasPath;                       ///< empty: search PATH and /usr/local/cuda
   bool timeStages = false;                     ///< fill CompileResult::stageTimes
+  bool remarks = false; ///< say why loads, loops and dots miss the fast path
   bool llvmO3 = false;  ///< LLVM's whole O3 pipeline, not the passes that change our kernels
 };
 

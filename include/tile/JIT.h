@@ -51,6 +51,7 @@ struct CacheKeyInputs {
   Defines defines;    ///< -D NAME=VALUE (a map: always sorted)
   std::string kernel; ///< requested kernel name ("" = the file's only one)
   std::string arch;   ///< sm_80 / sm_90a
+  std::string schedule; ///< Schedule::str() of the schedule compiled with
   std::string tilecVersion;
   std::string llvmVersion;
   std::string cudaVersion; ///< ptxas version, "none" without ptxas
@@ -171,25 +172,29 @@ public:
                                             const std::string &name,
                                             const Defines &defines = {},
                                             const std::string &kernel = "",
-                                            const std::string &arch = "");
+                                            const std::string &arch = "",
+                                            const Schedule &schedule = {});
   /// Reads `path` and compiles it as compileSource does.
   Expected<CompiledKernelRef> compileFile(const std::string &path,
                                           const Defines &defines = {},
                                           const std::string &kernel = "",
-                                          const std::string &arch = "");
+                                          const std::string &arch = "",
+                                          const Schedule &schedule = {});
 
   /// Loads a compiled kernel on `device` (cubin when it matches, else PTX).
   Expected<Kernel> load(const Device &device, const CompiledKernel &compiled);
   /// compileFile for the device's arch, then load.
   Expected<Kernel> loadFile(const Device &device, const std::string &path,
                             const Defines &defines = {},
-                            const std::string &kernel = "");
+                            const std::string &kernel = "",
+                            const Schedule &schedule = {});
 
   /// The key compileSource would use (for tools and tests).
   Expected<std::string> keyFor(const std::string &source,
                                const Defines &defines,
                                const std::string &kernel,
-                               const std::string &arch = "");
+                               const std::string &arch = "",
+                               const Schedule &schedule = {});
 
   JITStats stats() const { return cache_.stats(); }
   const std::string &cacheDir() const { return cache_.dir(); }

@@ -51,11 +51,13 @@ struct Manifest {
   /// Encoded by the launcher, passed after `params` in this order; empty for
   /// a kernel without TMA loads (and for manifests older than the key).
   std::vector<TensorMapParam> tensorMaps;
-  /// PERSISTENT kernels (key written only when true): the kernel takes the
+  /// persistent kernels (key written only when true): the kernel takes the
   /// logical grid as three more u32 parameters (x, y, z) after `params` and
   /// before the tensor maps, and the launcher starts only as many programs
   /// (along x) as are resident at once; each loops over the logical grid.
   bool persistent = false;
+  /// The schedule the kernel was compiled with (tile::Schedule::str()).
+  std::string schedule;
   std::string tilecVersion;
   std::string llvmVersion;
   std::string cudaVersion;    ///< version of the ptxas that made the cubin, else "unknown"

@@ -8,7 +8,7 @@ def ConvertTileToGPU : Pass<"convert-tile-to-gpu", "mlir::ModuleOp"> {
   let summary = "Lower laid-out tile kernels to per-thread GPU code";
   let description = [{
     Pipeline stage 6. Each `tile.kernel` function becomes a `gpu.func` kernel
-    in a `gpu.module`, run by `32 * tile.num_warps` threads. A tile with a
+    in a `gpu.module`, run by `32 * num_warps` threads (the kernel's schedule). A tile with a
     `#tile.layout` becomes the vector of the elements one thread holds.
     Elementwise ops become `arith`/`vector` ops on those vectors, `dot`
     becomes `nvvm.mma.sync` m16n8k16 (f16/bf16, f32 accumulation) or FMA

@@ -12,6 +12,8 @@
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/Support/SourceMgr.h"
 
+#include "tile/Schedule.h"
+
 #include <map>
 #include <string>
 
@@ -23,6 +25,8 @@ struct FrontendOptions {
   std::map<std::string, std::string> defines;
   /// Kernel to build; empty selects the file's only kernel.
   std::string kernel;
+  /// How the kernel runs; becomes its `tile.schedule` (validated there).
+  ::tile::Schedule schedule;
 };
 
 /// Parses the main buffer of `sourceMgr` and prints its AST to `os`.
@@ -32,7 +36,7 @@ bool dumpAST(mlir::MLIRContext &context, llvm::SourceMgr &sourceMgr,
 
 /// Parses the main buffer and generates a module holding one `func.func`
 /// kernel (attributes: `tile.kernel`, `tile.params` = the compile-time values
-/// used, `tile.num_warps`). Returns null after emitting diagnostics. The
+/// used, `tile.schedule`). Returns null after emitting diagnostics. The
 /// module is verified.
 mlir::OwningOpRef<mlir::ModuleOp> buildModule(mlir::MLIRContext &context,
                                               llvm::SourceMgr &sourceMgr,

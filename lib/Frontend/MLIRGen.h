@@ -95,7 +95,7 @@ private:
   mlir::InFlightDiagnostic error(SrcLoc l);
   const KernelDecl *selectKernel(const FrontendOptions &options);
   bool bindParams(const KernelDecl &k, const FrontendOptions &options,
-                  mlir::NamedAttrList &params, int64_t &numWarps);
+                  mlir::NamedAttrList &params);
   mlir::FailureOr<Val> parseDefine(const ConstParam &p, Val def,
                                    const std::string &text);
   mlir::FailureOr<mlir::Type> resolveType(const TypeRef &t, bool allowPtr);

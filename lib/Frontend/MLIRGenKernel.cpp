@@ -122,7 +122,7 @@ static Attribute paramAttr(Builder &b, const Val &v) {
 }
 
 bool MLIRGen::bindParams(const KernelDecl &k, const FrontendOptions &options,
-                         NamedAttrList &params, int64_t &numWarps) {
+                         NamedAttrList &params) {
   for (const auto &define : options.defines) {
     const std::string &name = define.first, &value = define.second;
     if (llvm::none_of(k.params, [&](const ConstParam &p) { return p.name == name; })) {
@@ -152,16 +152,6 @@ bool MLIRGen::bindParams(const KernelDecl &k, const FrontendOptions &options,
       if (failed(v))
         return false;
     }
-    if (p.name == "NUM_WARPS") {
-      if (v->kind != Val::Int || v->i < 1 || v->i > 32 || (v->i & (v->i - 1)))
-        return error(p.loc) << "NUM_WARPS must be a power of two between 1 "
-                            << "and 32", false;
-      numWarps = v->i;
-    }
-    if (p.name == "CTA_PROGRAMS" &&
-        (v->kind != Val::Int || v->i < 1 || v->i > 8))
-      return error(p.loc) << "CTA_PROGRAMS must be an integer between 1 and 8",
-             false;
     if (!declare(p.name, p.loc, *v, false, "a compile-time parameter"))
       return false;
     params.append(p.name, paramAttr(builder, *v));
@@ -195,9 +185,13 @@ OwningOpRef<ModuleOp> MLIRGen::build(const FrontendOptions &options) {
   scopes.emplace_back();
   frameBase = 1;
   NamedAttrList params;
-  int64_t numWarps = 4;
-  if (!bindParams(*k, options, params, numWarps))
+  if (!bindParams(*k, options, params))
     return nullptr;
+  std::string badSchedule = options.schedule.validate();
+  if (!badSchedule.empty())
+    return error(k->loc) << "kernel '" << k->name
+                         << "': invalid schedule: " << badSchedule,
+           nullptr;
 
   scopes.emplace_back();
   SmallVector<Type> argTypes;
@@ -214,7 +208,8 @@ OwningOpRef<ModuleOp> MLIRGen::build(const FrontendOptions &options) {
   auto func = func::FuncOp::create(builder, loc(k->loc), k->name, fnType);
   func->setAttr(mlir::tile::kKernelAttr, builder.getUnitAttr());
   func->setAttr(mlir::tile::kParamsAttr, params.getDictionary(&ctx));
-  func->setAttr(mlir::tile::kNumWarpsAttr, builder.getI64IntegerAttr(numWarps));
+  func->setAttr(mlir::tile::kScheduleAttr,
+                mlir::tile::toAttr(&ctx, options.schedule));
   Block *entry = func.addEntryBlock();
   for (auto [i, a] : llvm::enumerate(k->args)) {
     entry->getArgument(i).setLoc(loc(a.loc));

@@ -47,7 +47,7 @@ const char *const kEntryFiles[] = {".meta", ".ptx", ".cubin",
 } // namespace
 
 std::string cacheKey(const CacheKeyInputs &in) {
-  std::string s = "tilec-cache-key-v2\n";
+  std::string s = "tilec-cache-key-v3\n";
   appendField(s, "source", in.source);
   appendField(s, "defines", std::to_string(in.defines.size()));
   for (const auto &[name, value] : in.defines) {
@@ -56,6 +56,7 @@ std::string cacheKey(const CacheKeyInputs &in) {
   }
   appendField(s, "kernel", in.kernel);
   appendField(s, "arch", in.arch);
+  appendField(s, "schedule", in.schedule);
   appendField(s, "tilec", in.tilecVersion);
   appendField(s, "llvm", in.llvmVersion);
   appendField(s, "cuda", in.cudaVersion);

@@ -40,7 +40,8 @@ Expected<std::string> JIT::resolveArch(const std::string &arch) {
 Expected<std::string> JIT::keyFor(const std::string &source,
                                   const Defines &defines,
                                   const std::string &kernel,
-                                  const std::string &arch) {
+                                  const std::string &arch,
+                                  const Schedule &schedule) {
   Expected<std::string> target = resolveArch(arch);
   if (!target)
     return target;
@@ -49,6 +50,7 @@ Expected<std::string> JIT::keyFor(const std::string &source,
   in.defines = defines;
   in.kernel = kernel;
   in.arch = *target;
+  in.schedule = schedule.str();
   in.tilecVersion = builtTilecVersion();
   in.llvmVersion = builtLLVMVersion();
   in.cudaVersion = cudaVersion_;
@@ -59,11 +61,12 @@ Expected<CompiledKernelRef> JIT::compileSource(const std::string &source,
                                                const std::string &name,
                                                const Defines &defines,
                                                const std::string &kernel,
-                                               const std::string &arch) {
+                                               const std::string &arch,
+                                               const Schedule &schedule) {
   Expected<std::string> target = resolveArch(arch);
   if (!target)
     return target.status();
-  Expected<std::string> key = keyFor(source, defines, kernel, *target);
+  Expected<std::string> key = keyFor(source, defines, kernel, *target, schedule);
   if (!key)
     return key.status();
 
@@ -71,6 +74,7 @@ Expected<CompiledKernelRef> JIT::compileSource(const std::string &source,
     CompileOptions opts;
     opts.arch = *target;
     opts.defines = defines;
+    opts.schedule = schedule;
     opts.kernel = kernel;
     opts.ptxasPath = ptxas_;
     EmitStage stage = ptxas_.empty() ? EmitStage::PTX : EmitStage::Cubin;
@@ -97,11 +101,12 @@ Expected<CompiledKernelRef> JIT::compileSource(const std::string &source,
 Expected<CompiledKernelRef> JIT::compileFile(const std::string &path,
                                              const Defines &defines,
                                              const std::string &kernel,
-                                             const std::string &arch) {
+                                             const std::string &arch,
+                                             const Schedule &schedule) {
   std::string source, error;
   if (!readFile(path, source, error))
     return Status::error(error);
-  return compileSource(source, path, defines, kernel, arch);
+  return compileSource(source, path, defines, kernel, arch, schedule);
 }
 
 Expected<Kernel> JIT::load(const Device &device,
@@ -111,9 +116,10 @@ Expected<Kernel> JIT::load(const Device &device,
 
 Expected<Kernel> JIT::loadFile(const Device &device, const std::string &path,
                                const Defines &defines,
-                               const std::string &kernel) {
+                               const std::string &kernel,
+                               const Schedule &schedule) {
   Expected<CompiledKernelRef> compiled =
-      compileFile(path, defines, kernel, device.archString());
+      compileFile(path, defines, kernel, device.archString(), schedule);
   if (!compiled)
     return compiled.status();
   return load(device, **compiled);

@@ -11,6 +11,7 @@
 #include "lib/Conversion/Passes.h"
 #include "lib/Frontend/Frontend.h"
 #include "lib/Pipeline/Registration.h"
+#include "lib/Pipeline/Resources.h"
 #include "lib/Target/PTX.h"
 #include "lib/Target/StageClock.h"
 #include "lib/Transforms/Passes.h"
@@ -32,7 +33,7 @@ struct Stage {
 };
 const Stage kStages[] = {
     {"ast", EmitStage::AST},       {"tile", EmitStage::Tile},
-    {"tile-opt", EmitStage::TileOpt}, {"layout", EmitStage::Layout},
+    {"optimize", EmitStage::TileOpt}, {"layout", EmitStage::Layout},
     {"gpu", EmitStage::GPU},       {"nvvm", EmitStage::NVVM},
     {"llvm", EmitStage::LLVM},     {"ptx", EmitStage::PTX},
     {"cubin", EmitStage::Cubin},
@@ -66,7 +67,7 @@ void describeKernel(mlir::ModuleOp module, Manifest &m) {
       return;
     m.kernelName = fn.getName().str();
     // tile-persistent (later) appends the logical grid to these parameters.
-    m.persistent = mlir::tile::getKernelParam(fn, "PERSISTENT", false);
+    m.persistent = mlir::tile::getSchedule(fn).getPersistent();
     for (auto [i, t] : llvm::enumerate(fn.getArgumentTypes())) {
       auto name = fn.getArgAttrOfType<mlir::StringAttr>(i, "tile.name");
       m.params.push_back({name ? name.str() : "arg" + std::to_string(i),
@@ -95,7 +96,7 @@ void describeKernel(mlir::ModuleOp module, Manifest &m) {
 void describeGPU(mlir::ModuleOp module, Manifest &m) {
   module.walk([&](mlir::gpu::GPUFuncOp fn) {
     // Warp-specialized kernels launch a producer warpgroup besides the
-    // NUM_WARPS warps describeKernel counted.
+    // num_warps warps describeKernel counted.
     if (mlir::DenseI32ArrayAttr block = fn.getKnownBlockSizeAttr())
       m.blockSize = int(block[0]);
     if (auto a = fn->getAttrOfType<mlir::IntegerAttr>(
@@ -122,7 +123,7 @@ bool tile::parseEmitStage(const std::string &name, EmitStage &out) {
 }
 
 const char *tile::emitStageNames() {
-  return "ast, tile, tile-opt, layout, gpu, nvvm, llvm, ptx, cubin";
+  return "ast, tile, optimize, layout, gpu, nvvm, llvm, ptx, cubin";
 }
 
 std::string tile::versionString() {
@@ -162,6 +163,7 @@ CompileResult tile::compile(const std::string &source,
   frontend::FrontendOptions fe;
   fe.defines = options.defines;
   fe.kernel = options.kernel;
+  fe.schedule = options.schedule;
   mlir::OwningOpRef<mlir::ModuleOp> module =
       frontend::buildModule(context, sourceMgr, fe);
   clock.mark("frontend");
@@ -169,8 +171,11 @@ CompileResult tile::compile(const std::string &source,
     return result;
   (*module)->setAttr(mlir::tile::kArchAttr,
                      mlir::StringAttr::get(&context, options.arch));
+  if (options.remarks)
+    (*module)->setAttr(mlir::tile::kRemarksAttr, mlir::UnitAttr::get(&context));
   describeKernel(*module, result.manifest);
   result.manifest.arch = options.arch;
+  result.manifest.schedule = options.schedule.str();
   result.manifest.sourceHash = hashHex(source);
   result.manifest.tilecVersion = TILEC_VERSION_STRING;
   result.manifest.llvmVersion = TILEC_LLVM_VERSION_STRING;
@@ -180,7 +185,7 @@ CompileResult tile::compile(const std::string &source,
     const char *name;
     void (*build)(mlir::OpPassManager &);
   };
-  const Step steps[] = {{EmitStage::TileOpt, "tile-opt", buildTileOptPipeline},
+  const Step steps[] = {{EmitStage::TileOpt, "optimize", buildTileOptPipeline},
                         {EmitStage::Layout, "layout", buildLayoutPipeline},
                         {EmitStage::GPU, "gpu", buildGPUPipeline},
                         {EmitStage::NVVM, "nvvm", buildNVVMPipeline}};
@@ -191,7 +196,7 @@ CompileResult tile::compile(const std::string &source,
   }
   for (const Step &step : steps) {
     // The IR is verified once per step, not after every pass (~3 % of a
-    // flash_fwd compile); tile-opt, which the lit tests run, still
+    // flash_fwd compile); the tile-opt tool, which the lit tests run, still
     // verifies after each pass.
     mlir::PassManager pm(&context);
     pm.enableVerifier(false);
@@ -199,8 +204,11 @@ CompileResult tile::compile(const std::string &source,
     if (mlir::failed(pm.run(*module)) || mlir::failed(mlir::verify(*module)))
       return result;
     clock.mark(step.name);
-    if (step.stage == EmitStage::GPU)
+    if (step.stage == EmitStage::GPU) {
+      if (mlir::failed(checkResources(*module, options.arch)))
+        return result;
       describeGPU(*module, result.manifest);
+    }
     if (step.stage == stopAt) {
       result.text = print(*module);
       result.ok = true;

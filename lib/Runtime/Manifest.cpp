@@ -60,6 +60,8 @@ std::string Manifest::toJSON() const {
   j += tensorMaps.empty() ? "],\n" : "\n  ],\n";
   if (persistent)
     j += "  \"persistent\": true,\n";
+  if (!schedule.empty())
+    j += "  \"schedule\": " + quote(schedule) + ",\n";
   j += "  \"tilecVersion\": " + quote(tilecVersion) + ",\n";
   j += "  \"llvmVersion\": " + quote(llvmVersion) + ",\n";
   j += "  \"cudaVersion\": " + quote(cudaVersion) + ",\n";
@@ -266,6 +268,8 @@ bool Manifest::fromJSON(const std::string &text, Manifest &out,
       return typeError("\"persistent\"", "a boolean", *p, why), bad(why);
     m.persistent = p->boolean;
   }
+  if (root.get("schedule") && !getString(root, "schedule", m.schedule, why))
+    return bad(why); // absent in manifests older than the key
 
   if (!getString(root, "tilecVersion", m.tilecVersion, why) ||
       !getString(root, "llvmVersion", m.llvmVersion, why) ||
@@ -282,7 +286,7 @@ bool Manifest::operator==(const Manifest &o) const {
          constants == o.constants && blockSize == o.blockSize &&
          sharedMemoryBytes == o.sharedMemoryBytes && arch == o.arch &&
          tensorMaps == o.tensorMaps && persistent == o.persistent &&
-         tilecVersion == o.tilecVersion &&
+         schedule == o.schedule && tilecVersion == o.tilecVersion &&
          llvmVersion == o.llvmVersion && cudaVersion == o.cudaVersion &&
          sourceHash == o.sourceHash;
 }

@@ -22,10 +22,7 @@ using namespace mlir;
 using namespace mlir::tile;
 
 int64_t mlir::tile::getNumWarps(Operation *op) {
-  for (Operation *p = op; p; p = p->getParentOp())
-    if (auto a = p->getAttrOfType<IntegerAttr>(kNumWarpsAttr))
-      return a.getInt();
-  return 4;
+  return getSchedule(op).getNumWarps();
 }
 
 /// The target: `option`, else the module's `tile.arch` ("" when neither
@@ -42,12 +39,14 @@ bool mlir::tile::targetsSm90a(ModuleOp module, StringRef option) {
 }
 
 void mlir::tile::warnOptInNeedsSm90a(ModuleOp module, StringRef option,
-                                     StringRef param, StringRef why) {
+                                     StringRef field,
+                                     function_ref<bool(ScheduleAttr)> on,
+                                     StringRef why) {
   StringRef target = targetArch(module, option);
   module.walk([&](func::FuncOp fn) {
-    if (getKernelParam(fn, param, false))
+    if (fn->hasAttr(kKernelAttr) && on(getSchedule(fn)))
       mlir::emitWarning(fn.getLoc())
-          << param << " = true has no effect on "
+          << "schedule " << field << " = true has no effect on "
           << (target.empty() ? StringRef("this target") : target) << ": " << why;
   });
 }
@@ -274,7 +273,7 @@ struct AssignLayoutsPass
         return;
       int64_t w = getNumWarps(fn);
       if (w <= 0 || (w & (w - 1)) || w > 32) {
-        fn.emitError() << "NUM_WARPS must be a power of two in [1, 32], got "
+        fn.emitError() << "num_warps must be a power of two in [1, 32], got "
                        << w;
         return signalPassFailure();
       }

@@ -13,7 +13,7 @@
 //     iteration's start.
 // A TMA copy into the slot a waiting dot reads from must not overwrite the
 // stage under it: copies of that slot between the dot and its wait move
-// right after the wait (with the scf.if around them, in PERSISTENT kernels:
+// right after the wait (with the scf.if around them, in persistent kernels:
 // left in place, the copy overwrote the stage under P·V and two-stage
 // persistent kernels hung on an H100).
 //

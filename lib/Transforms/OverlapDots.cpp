@@ -14,7 +14,7 @@
 // so that, once both products are asynchronous, the softmax of block i
 // runs on the CUDA cores while the tensor cores do P·V of block i - 1
 // (FlashAttention-3's intra-warpgroup overlap; not in kernels running
-// several programs per CTA, CTA_PROGRAMS > 1). Values stage 1 takes from
+// several programs per CTA, cta_programs > 1). Values stage 1 takes from
 // stage 0 travel as new iter_args, except pure functions of the induction
 // variable, which stage 1 recomputes for i - step. The whole is guarded by
 // `lb < ub` (the prologue waits for copies only a running loop issues).
@@ -261,13 +261,13 @@ struct OverlapDotsPass
       return;
     SmallVector<scf::ForOp> loops;
     module.walk([&](scf::ForOp l) {
-      // Not with several programs per CTA (CTA_PROGRAMS): their warps keep
+      // Not with several programs per CTA (cta_programs): their warps keep
       // the tensor cores busy in turn, and the late dot's registers do not
       // fit what each gets (flash_fwd, D = 64, three programs: 160; with
       // the overlap ptxas serializes the wgmma; without it 1.02-1.14 x two
       // overlapped warpgroups on H100).
       auto fn = l->getParentOfType<func::FuncOp>();
-      if (!fn || getKernelParam(fn, "CTA_PROGRAMS", 1) <= 1)
+      if (!fn || getSchedule(fn).getCtaPrograms() <= 1)
         loops.push_back(l);
     });
     IRRewriter rw(&getContext());

@@ -11,8 +11,12 @@ namespace mlir::tile {
 #define GEN_PASS_REGISTRATION
 #include "lib/Transforms/Passes.h.inc"
 
-/// The warp count of a kernel (its `tile.num_warps`, default 4).
+/// The warp count of a kernel (its schedule's num_warps, default 4).
 int64_t getNumWarps(Operation *kernelOrModule);
+
+/// Unit attribute on the module (tilec -remarks): passes of the sm_90a fast
+/// path emit a remark at each load, loop or dot they leave out, saying why.
+constexpr llvm::StringLiteral kRemarksAttr = "tile.remarks";
 
 /// Set by tile-split-masked-loops on the loop of the masked last iterations
 /// (tail) or, in a loop counting down, first ones (head): a block or two,
@@ -22,12 +26,12 @@ constexpr llvm::StringLiteral kMaskedTailAttr = "tile.masked_tail";
 constexpr llvm::StringLiteral kMaskedHeadAttr = "tile.masked_head";
 
 /// Whether `v` is one of the logical grid's sizes (x, y, z) that
-/// tile-persistent appends to a PERSISTENT kernel's parameters. Inside its
+/// tile-persistent appends to a persistent kernel's parameters. Inside its
 /// loop over programs each is >= 1 (a grid with a size 0 runs no program).
 bool isLogicalGridSize(Value v);
 
 /// The slot a TMA copy writes, for a tile.tma_copy or the scf.if that
-/// tile-tma-loads puts around one (no results, no else: a PERSISTENT
+/// tile-tma-loads puts around one (no results, no else: a persistent
 /// kernel's ring copies where its condition holds); none for other ops.
 std::optional<int64_t> tmaCopySlot(Operation *op);
 
@@ -42,10 +46,11 @@ bool isCheapToRecompute(Value v, int depth);
 /// sm_90a, the target of the TMA and asynchronous-wgmma passes.
 bool targetsSm90a(ModuleOp module, StringRef option);
 
-/// Off sm_90a (targetsSm90a false): a warning at each kernel whose opt-in
-/// boolean parameter `param` is true, "<param> = true has no effect on
-/// <target>: <why>".
-void warnOptInNeedsSm90a(ModuleOp module, StringRef option, StringRef param,
+/// Off sm_90a (targetsSm90a false): a warning at each kernel whose schedule
+/// turns on the opt-in `field` (`on` reads it), "schedule <field> = true
+/// has no effect on <target>: <why>".
+void warnOptInNeedsSm90a(ModuleOp module, StringRef option, StringRef field,
+                         function_ref<bool(ScheduleAttr)> on,
                          StringRef why);
 
 /// Stores per thread from which tile-assign-layouts makes a 2-D store wide

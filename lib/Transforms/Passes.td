@@ -20,7 +20,7 @@ def TileAssignLayouts : Pass<"tile-assign-layouts", "mlir::ModuleOp"> {
     traded inside each warp (16 bytes per thread; the conversion is a few
     rounds of lane shuffles). Where an op needs another layout
     than its operand has, an explicit `tile.convert_layout` is inserted.
-    The warp count comes from the kernel's `tile.num_warps` attribute.
+    The warp count is the kernel schedule's `num_warps` (`#tile.schedule`).
   }];
   let dependentDialects = ["mlir::tile::TileDialect"];
 }
@@ -50,17 +50,31 @@ def TileFoldScale : Pass<"tile-fold-scale", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::tile::TileDialect", "mlir::arith::ArithDialect"];
 }
 
-def TilePersistent : Pass<"tile-persistent", "mlir::ModuleOp"> {
-  let summary = "Resident programs loop over the launch grid (PERSISTENT)";
+def TileProgramOrder : Pass<"tile-program-order", "mlir::ModuleOp"> {
+  let summary = "Programs take grid ids in the schedule's order (l2_group, reverse_x)";
   let description = [{
-    Pipeline stage 3, first pass; only in kernels with a compile-time
-    parameter `PERSISTENT` that is true. The kernel takes three more i32
+    Pipeline stage 3, first pass; only in kernels whose schedule sets
+    `l2_group` > 0 or `reverse_x`. Every `tile.program_id` of axis 0 or 1
+    becomes a logical (X, Y) computed once at the kernel's entry from the
+    launch's program ids: groups of max(1, l2_group / num_programs(0))
+    consecutive Y values run X-major (their data stays in L2), and
+    `reverse_x` counts X down (longest programs first where X sets the
+    length). A bijection of the grid: every logical program runs once.
+  }];
+  let dependentDialects = ["mlir::tile::TileDialect", "mlir::arith::ArithDialect"];
+}
+
+def TilePersistent : Pass<"tile-persistent", "mlir::ModuleOp"> {
+  let summary = "Resident programs loop over the launch grid (persistent)";
+  let description = [{
+    Pipeline stage 3, first pass; only in kernels whose schedule has
+    `persistent = true`. The kernel takes three more i32
     parameters, the logical grid (x, y, z), and its body becomes an
     `scf.for` marked `tile.persistent` over the logical programs
     `t = program_id(0), + num_programs(0), ... < gx * gy * gz`, in which
     `program_id(d)` is the d-th coordinate of t (x fastest) and
     `num_programs(d)` the logical grid's size. The launcher starts as many
-    programs as are resident at once. `TMA_A = true` is an error with it.
+    programs as are resident at once.
   }];
   let dependentDialects = ["mlir::tile::TileDialect", "mlir::scf::SCFDialect",
                            "mlir::arith::ArithDialect", "mlir::LLVM::LLVMDialect"];
@@ -87,13 +101,13 @@ def TileTmaLoads : Pass<"tile-tma-loads", "mlir::ModuleOp"> {
   let description = [{
     Pipeline stage 3, before `tile-pipeline-loads`; does nothing unless the
     target (`arch`, else the module's `tile.arch`) is sm_90a, and only in
-    kernels with a compile-time parameter `TMA` that is true. A `tile.load`
+    kernels whose schedule has `tma` (the default). A `tile.load`
     in an `scf.for` body that only feeds a `tile.dot` B operand, reads a 2-D
     f16/bf16 box of a row-major tensor (rows a multiple of 64 elements, a
     constant row stride, the loop moving it only through the row index Y)
     and is masked exactly by `Y < bound` becomes `tile.tma_copy` /
-    `tile.tma_wait` on a shared-memory ring of `TMA_STAGES` stages (a
-    compile-time parameter, 2 to 4, default 2, fewer where they would not
+    `tile.tma_wait` on a shared-memory ring of `num_stages` stages (a
+    schedule field `num_stages`, 2 to 4, default 3, fewer where they would not
     fit in 200 KiB; other values are an error on every target): the first
     copy before the loop, each iteration starting the next copy at its top
     and waiting for its own. Rows past the bound read as zero, as the mask
@@ -101,14 +115,20 @@ def TileTmaLoads : Pass<"tile-tma-loads", "mlir::ModuleOp"> {
     itself) keeps one ring across the outer iterations: the outer loop
     carries the count of copies made as an i32 iter_arg and each copy sits
     in an `scf.if` of its condition; loads in deeper nests stay loads. With
-    `TMA_A = true`, a load in the kernel's body that only
+    `tma_a = true`, a load in the kernel's body that only
     the A operands of those dots read (K contiguous, first row provably
     non-negative) becomes one copy into a one-stage slot, where it fits
     with the rings in 224 KiB.
+
+    With `remarks` (or the module's `tile.remarks`, tilec -remarks), every
+    load in a loop that a dot reads and that stays a load gets a remark at
+    its location saying why.
   }];
   let options = [
     Option<"arch", "arch", "std::string", /*default=*/"\"\"",
-           "Target GPU (sm_80 or sm_90a); empty: the module's tile.arch">
+           "Target GPU (sm_80 or sm_90a); empty: the module's tile.arch">,
+    Option<"remarks", "remarks", "bool", /*default=*/"false",
+           "Remark at each dot operand load that stays off TMA, with why">
   ];
   let dependentDialects = ["mlir::tile::TileDialect", "mlir::arith::ArithDialect",
                            "mlir::scf::SCFDialect"];
@@ -186,7 +206,7 @@ def TilePingpongDots : Pass<"tile-pingpong-dots", "mlir::ModuleOp"> {
     (one-stage slots, filled once in the kernel's body, do not count), where
     no run does 256 multiply-adds per element of its
     first product (flash_fwd at D = 64: turns cost more than they hide), or
-    where the kernel sets `PINGPONG = false`.
+    where the kernel sets `pingpong = false`.
   }];
   let options = [
     Option<"arch", "arch", "std::string", /*default=*/"\"\"",
@@ -196,17 +216,17 @@ def TilePingpongDots : Pass<"tile-pingpong-dots", "mlir::ModuleOp"> {
 }
 
 def TileWarpSpecialize : Pass<"tile-warp-specialize", "mlir::ModuleOp"> {
-  let summary = "A producer warpgroup issues the TMA copies (sm_90a, PRODUCER = true)";
+  let summary = "A producer warpgroup issues the TMA copies (sm_90a, producer = true)";
   let description = [{
     Pipeline stage 4, after `tile-pingpong-dots`. In kernels that set the
-    compile-time parameter `PRODUCER = true` and have `tile.tma_copy` ops,
+    schedule `producer = true` and have `tile.tma_copy` ops,
     the body becomes the consumer region of a `tile.warp_specialize`; its
     producer region is the slice of the body that the copies need (the
     loops and ifs around them, with only the iter_args and results they
     use, and the scalar ops computing their operands), with the copies
     marked `producer`. In the consumer region each copy of a ring becomes a
     `tile.tma_release`. The program gets one more warpgroup after its
-    NUM_WARPS warps (a multiple of 4); `setmaxnreg`
+    num_warps warps (a multiple of 4); `setmaxnreg`
     moves registers from it to the consumers where that helps. A value the
     copies need that is a tile or comes from an op with memory effects or
     regions (other than scf.for / scf.if) is an error; without copies the kernel is left as it is.

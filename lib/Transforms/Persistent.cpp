@@ -1,7 +1,7 @@
 //===- Persistent.cpp - resident programs loop over the launch grid -------===//
 //
-// First pass of stage 3, in kernels with the compile-time parameter
-// PERSISTENT = true (opt-in). The kernel is launched with as many programs
+// First pass of stage 3, in kernels whose schedule has
+// persistent = true (opt-in). The kernel is launched with as many programs
 // as fit on the GPU at once (the launcher's choice, along x) and each one
 // runs the body for the programs of the grid the user launched (the
 // logical grid) in turn:
@@ -24,8 +24,8 @@
 // are those of the ordinary launch as long as programs do not communicate
 // (tile kernels cannot).
 //
-// CTA_PROGRAMS = G > 1 (with PRODUCER, sm_90a): each resident CTA runs G
-// programs at once, consecutive along x, on G groups of NUM_WARPS warps
+// cta_programs = G > 1 (with producer, sm_90a): each resident CTA runs G
+// programs at once, consecutive along x, on G groups of num_warps warps
 // that share one producer warpgroup's copies (tile-warp-specialize checks
 // that the copies do not depend on which of the G programs is asking).
 // The loop then runs over ceil(gx / G) * gy * gz tickets and program_id(0)
@@ -41,7 +41,7 @@
 // program's loop to the next (tile-tma-loads carries the copy count), so
 // with a producer warpgroup the next program's first K/V copies overlap
 // this one's epilogue, and the launch has no tail of partial waves; Q with
-// TMA (TMA_A) is copied once per program into a slot of its own.
+// TMA (tma_a) is copied once per program into a slot of its own.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Transforms/Passes.h"
@@ -63,7 +63,7 @@ constexpr llvm::StringLiteral kGridPrefix = "grid_";
 
 LogicalResult makePersistent(func::FuncOp fn) {
   if (!fn.getBody().hasOneBlock())
-    return fn.emitError("PERSISTENT = true needs a kernel body of one block");
+    return fn.emitError("persistent = true needs a kernel body of one block");
   SmallVector<Operation *> ids;
   fn.walk([&](Operation *op) {
     if (isa<ProgramIdOp, NumProgramsOp>(op))
@@ -87,10 +87,10 @@ LogicalResult makePersistent(func::FuncOp fn) {
   fn->setAttr(kPersistentAttr, b.getUnitAttr());
 
   // for t = program_id(0) to gx' * gy * gz step num_programs(0), where
-  // gx' = ceil(gx / G) (CTA_PROGRAMS = G, 1 by default) counts CTAs along x
+  // gx' = ceil(gx / G) (cta_programs = G, 1 by default) counts CTAs along x
   Block &body = fn.getBody().front();
   b.setInsertionPointToStart(&body);
-  int64_t members = getKernelParam(fn, "CTA_PROGRAMS", 1);
+  int64_t members = getSchedule(fn).getCtaPrograms();
   auto c32 = [&](int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 32); };
   Value ctasX = members == 1
                     ? grid[0]
@@ -148,27 +148,17 @@ LogicalResult makePersistent(func::FuncOp fn) {
   return success();
 }
 
-/// What CTA_PROGRAMS = G > 1 needs of the kernel (every check of it but
+/// What cta_programs = G > 1 needs of the kernel (every check of it but
 /// those that need the IR of later passes: tile-warp-specialize's on the
 /// copies, convert-tile-to-gpu's on the target).
 LogicalResult checkCtaPrograms(func::FuncOp fn) {
-  int64_t g = getKernelParam(fn, "CTA_PROGRAMS", 1);
+  int64_t g = getSchedule(fn).getCtaPrograms();
   if (g <= 1)
     return success();
-  if (!getKernelParam(fn, "PERSISTENT", false))
-    return fn.emitError("CTA_PROGRAMS > 1 needs PERSISTENT = true (and PRODUCER "
-                        "= true on sm_90a): the programs of a CTA take their "
-                        "tiles from the persistent loop");
-  if (!getKernelParam(fn, "PRODUCER", false))
-    return fn.emitError("CTA_PROGRAMS > 1 needs PRODUCER = true: the programs "
-                        "of a CTA share a producer warpgroup's copies");
-  // A CTA holds at most 32 warps: the programs' and a producer's 4.
-  if (int64_t warps = g * getNumWarps(fn) + 4; warps > 32)
-    return fn.emitError() << "CTA_PROGRAMS = " << g << " with NUM_WARPS = "
-                          << getNumWarps(fn) << " needs " << warps
-                          << " warps (with the producer's 4); a CTA holds 32";
+  // The schedule's own rules (persistent, producer, 32 warps) hold: the
+  // attribute verified them.
   if (fn.walk([](AtomicAddOp) { return WalkResult::interrupt(); }).wasInterrupted())
-    return fn.emitError("CTA_PROGRAMS > 1 does not support atomic_add: a CTA's "
+    return fn.emitError("cta_programs > 1 does not support atomic_add: a CTA's "
                         "spare programs repeat the last one of their row");
   return success();
 }
@@ -184,7 +174,7 @@ struct PersistentPass
       }
       if (!fn.isExternal() && fn->hasAttr(kKernelAttr) &&
           !fn->hasAttr(kPersistentAttr) &&
-          getKernelParam(fn, "PERSISTENT", false))
+          getSchedule(fn).getPersistent())
         failedAny |= failed(makePersistent(fn));
     });
     if (failedAny)

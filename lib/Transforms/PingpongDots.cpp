@@ -25,8 +25,8 @@
 // thread waits for every warp to reach the copy). Turns are made only when
 // some run does at least 256 multiply-adds per element of its first
 // product (flash_fwd at D = 128: S = Q·Kᵀ and P·V, 128 each; at D = 64,
-// 128 in all, they cost 5 %). Kernels opt out with the compile-time
-// parameter PINGPONG = false. A PERSISTENT kernel's ring copies sit in
+// 128 in all, they cost 5 %). Schedules opt out with
+// pingpong = false. A persistent kernel's ring copies sit in
 // scf.ifs (tile-tma-loads), which end a run, so its runs hold one dot each
 // and get no turns: letting those ifs into turns made flash_fwd at D = 128
 // (128/128/8, producer, persistent) 5-13 % slower on H100.
@@ -164,10 +164,10 @@ struct PingpongDotsPass
       return;
     module.walk([&](func::FuncOp fn) {
       // Turns are named barriers of the CTA's two warpgroups: not with
-      // several programs per CTA (CTA_PROGRAMS).
+      // several programs per CTA (cta_programs).
       if (fn.isExternal() || getNumWarps(fn) != 8 ||
-          !getKernelParam(fn, "PINGPONG", true) ||
-          getKernelParam(fn, "CTA_PROGRAMS", 1) > 1)
+          !getSchedule(fn).getPingpong() ||
+          getSchedule(fn).getCtaPrograms() > 1)
         return;
       bool asyncDots = false, twoStages = false;
       fn.walk([&](Operation *op) {

@@ -37,7 +37,7 @@
 // values as the original, so iteration-indexed state (TMA stages and
 // mbarrier phases, prefetched iter_args) carries over unchanged.
 //
-// With CTA_PROGRAMS = G > 1 the G programs of a CTA share the TMA copies
+// With cta_programs = G > 1 the G programs of a CTA share the TMA copies
 // of their loops, so a split that depends on tile.cta_member (causal rows)
 // is taken at the smallest of its G values instead (the largest for a
 // masked head): every program's loops then split at the same iteration
@@ -412,7 +412,7 @@ void split(scf::ForOp loop, RewriterBase &rw) {
     x = ub;
   if (!dropped.empty())
     if (auto fn = loop->getParentOfType<func::FuncOp>())
-      x = extremeOverMembers(x, pre, getKernelParam(fn, "CTA_PROGRAMS", 1),
+      x = extremeOverMembers(x, pre, getSchedule(fn).getCtaPrograms(),
                              kind == Bound::AtOrAbove);
   if (dropped.empty() || !x) {
     eraseUnusedBounds();

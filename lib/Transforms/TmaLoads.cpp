@@ -1,8 +1,7 @@
 //===- TmaLoads.cpp - loop loads of dot B operands as TMA copies ----------===//
 //
-// sm_90a only, in kernels with a compile-time parameter TMA = true (opt-in
-// per kernel; flash_fwd turns it on: +12-23 % over register prefetch on
-// H100). A tile.load in an scf.for body that
+// sm_90a only, in kernels whose schedule has tma = true (the default:
+// +12-23 % over register prefetch for flash_fwd on H100). A tile.load in an scf.for body that
 //   * feeds only the B operand of one tile.dot (read in place by wgmma),
 //   * reads a 2-D f16/bf16 box of a row-major tensor: stride 1 along one
 //     dimension (a row, a multiple of 64 elements), a constant row stride
@@ -16,29 +15,29 @@
 // the argument as rows of the stride (manifest `tensorMaps`), the copy
 // reads rows counted from the argument, and the wait zeroes the rows of
 // the box at or past `bound` just as the mask made them zero. Each load
-// gets a slot of S stages (the kernel's TMA_STAGES, 2 to 4, default 2;
+// gets a slot of S stages (the schedule's num_stages, 2 to 4, default 3;
 // fewer where they would not fit in 200 KiB): iteration i reads stage
 // i % S and, at its top, starts copy i + 1 into the next stage; the first
 // copy starts before the loop. With S >= 3 the warp that issues the copies
 // need not wait for the slowest warp (see tile.tma_copy). A loop in the
-// body of another loop (the loop over programs of a PERSISTENT kernel) runs
+// body of another loop (the loop over programs of a persistent kernel) runs
 // its ring on across the outer iterations: the outer loop carries the count
 // of copies made, copy i is copy base + i, and each copy sits in an scf.if
 // of its condition, so that no copy point is passed without a copy (the
 // stages' barriers count copies). Loads in deeper nests stay loads.
 //
-// With TMA_A = true as well (opt-in), a load outside loops that only the A
+// With tma_a = true as well (opt-in), a load outside loops that only the A
 // operands of such dots read (K contiguous, masked the same way: Q in
 // flash_fwd) becomes one copy into a one-stage slot that wgmma reads in
 // place, where it fits with the rings in 224 KiB: its registers go back to
 // the loop (at D = 128, BM = BN = 128, 8 warps: 248 -> 229; timing
-// unchanged on H100). In a PERSISTENT kernel
+// unchanged on H100). In a persistent kernel
 // such a load in the body of the loop over programs is copied once per
-// program, by the program's own warps (each of CTA_PROGRAMS programs has
+// program, by the program's own warps (each of cta_programs programs has
 // its own slot; tile-warp-specialize leaves these copies in place): the
 // loop counts its programs and copy n waits for barrier phase n % 2.
 //
-// With TMA_STORE = true (the default), a tile.store outside loops (or once
+// With tma_store = true (the default), a tile.store outside loops (or once
 // per program in the loop over programs) of a 2-D f16/bf16 box along its
 // rows, masked by `row < bound` like the loads, becomes
 // `if (0 <= row0 && row0 + rows <= bound) tile.tma_store else the store`:
@@ -47,11 +46,12 @@
 // (causal D = 64 2k: +3-5 %): one program per CTA, stores that would
 // otherwise be narrow (fewer than 2 * kWideStoreMinAccesses 16-bit values
 // per thread), and a buffer that fits with the other slots and keeps the
-// CTAs per SM that MIN_BLOCKS asks for.
+// CTAs per SM that min_blocks asks for.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Analysis/AxisInfo.h"
 #include "lib/Transforms/Passes.h"
+#include "dialects/tile/TargetInfo.h"
 
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -248,53 +248,75 @@ bool pointerMovesOnlyByRow(scf::ForOp loop, Value ptr, Value y, unsigned inner,
 std::optional<Match> matchBox(scf::ForOp loop, Value ptr, Value mask,
                               Value other, TileType type,
                               const AxisAnalysis &axes,
-                              bool needNonNegativeRows = true) {
-  if (!mask || (other && !isZero(other)))
+                              bool needNonNegativeRows = true,
+                              std::string *why = nullptr) {
+  auto fail = [&](const std::string &reason) -> std::optional<Match> {
+    if (why)
+      *why = reason;
     return std::nullopt;
+  };
+  if (!mask)
+    return fail("it has no mask `row < bound` (a TMA box is clipped at the "
+                "bound)");
+  if (other && !isZero(other))
+    return fail("its `other` is not zero (TMA fills out-of-bounds rows with 0)");
   const AxisInfo *info = axes.lookup(ptr);
   std::optional<unsigned> inner = axes.contiguousDim(ptr);
   if (!info || !inner)
-    return std::nullopt;
+    return fail("its addresses are not contiguous along either dimension");
   unsigned outer = 1 - *inner;
   std::optional<int64_t> stride = info->stride[outer];
   int64_t bytes = type.getElementTypeBitWidth() / 8;
-  if (!stride || *stride < type.getDimSize(*inner) || (*stride * bytes) % 16 ||
-      type.getDimSize(*inner) % 64 || type.getDimSize(outer) > 256 ||
-      (info->divisibility * bytes) % 16)
-    return std::nullopt;
+  if (!stride)
+    return fail("its row stride is not a compile-time constant");
+  if (*stride < type.getDimSize(*inner) || (*stride * bytes) % 16)
+    return fail("its row stride (" + std::to_string(*stride * bytes) +
+                " bytes) is not a multiple of 16 bytes at least a row long");
+  if (type.getDimSize(*inner) % 64 || type.getDimSize(outer) > 256)
+    return fail("its box is " + std::to_string(type.getDimSize(outer)) +
+                " rows of " + std::to_string(type.getDimSize(*inner)) +
+                " elements; TMA rings need rows of a multiple of 64 elements "
+                "(128-byte swizzle) and at most 256 rows");
+  if ((info->divisibility * bytes) % 16)
+    return fail("its base is not provably 16-byte aligned");
   // mask = broadcast(expand_dims(cmp lt (Y, splat(bound)), inner))
   Value m = mask;
   if (auto b = m.getDefiningOp<BroadcastOp>())
     m = b.getOperand();
   auto e = m.getDefiningOp<ExpandDimsOp>();
-  if (!e || e.getAxis() != int64_t(*inner))
-    return std::nullopt;
-  auto cmp = e.getOperand().getDefiningOp<CmpOp>();
+  auto cmp = e && e.getAxis() == int64_t(*inner)
+                 ? e.getOperand().getDefiningOp<CmpOp>()
+                 : CmpOp();
   if (!cmp || cmp.getPredicate() != CmpPredicate::lt)
-    return std::nullopt;
+    return fail("its mask is not `row < bound` along the rows");
   auto boundSplat = cmp.getRhs().getDefiningOp<SplatOp>();
   Value y = cmp.getLhs();
   const AxisInfo *yInfo = axes.lookup(y);
   // TMA coordinates are i32: so must the row index and the loop be.
   if (!cast<TileType>(y.getType()).getElementType().isInteger(32) ||
       (loop && !loop.getInductionVar().getType().isInteger(32)))
-    return std::nullopt;
+    return fail("its row index or loop is not i32 (TMA coordinates are i32)");
   if (!boundSplat || !isInvariant(loop, boundSplat.getOperand()) ||
-      !boundSplat.getOperand().getType().isInteger(32) || !yInfo ||
-      yInfo->stride[0] != 1 || (needNonNegativeRows && !nonNegative(y)))
-    return std::nullopt;
+      !boundSplat.getOperand().getType().isInteger(32))
+    return fail("its mask's bound is not a loop-invariant i32 scalar");
+  if (!yInfo || yInfo->stride[0] != 1 ||
+      (needNonNegativeRows && !nonNegative(y)))
+    return fail("its rows are not consecutive from a first row the compiler "
+                "can prove non-negative");
   if (!pointerMovesOnlyByRow(loop, ptr, y, *inner, *stride))
-    return std::nullopt;
+    return fail("its address is not a loop-invariant base plus whole rows "
+                "(the loop must move it only through the row index)");
   return Match{LoadOp(), ptr, DotOp(), *inner, *stride, y,
                boundSplat.getOperand()};
 }
 
 /// matchBox of a load that `dot` reads.
 std::optional<Match> matchLoadBox(scf::ForOp loop, LoadOp load, DotOp dot,
-                                  const AxisAnalysis &axes) {
+                                  const AxisAnalysis &axes,
+                                  std::string *why = nullptr) {
   std::optional<Match> m =
       matchBox(loop, load.getPtr(), load.getMask(), load.getOther(),
-               cast<TileType>(load.getType()), axes);
+               cast<TileType>(load.getType()), axes, true, why);
   if (m) {
     m->load = load;
     m->dot = dot;
@@ -304,27 +326,42 @@ std::optional<Match> matchLoadBox(scf::ForOp loop, LoadOp load, DotOp dot,
 
 /// A load in a loop body that only one dot's B operand reads.
 std::optional<Match> match(scf::ForOp loop, LoadOp load,
-                           const AxisAnalysis &axes) {
+                           const AxisAnalysis &axes,
+                           std::string *why = nullptr) {
+  auto fail = [&](const std::string &reason) -> std::optional<Match> {
+    if (why)
+      *why = reason;
+    return std::nullopt;
+  };
   auto type = cast<TileType>(load.getType());
   if (type.getRank() != 2 ||
-      !(type.getElementType().isBF16() || type.getElementType().isF16()) ||
-      !load->hasOneUse())
-    return std::nullopt;
+      !(type.getElementType().isBF16() || type.getElementType().isF16()))
+    return fail("it is not a 2-D f16/bf16 tile");
+  if (!load->hasOneUse())
+    return fail("it has more than one reader (a ring slot is read by one "
+                "dot's B operand)");
   auto dot = dyn_cast<DotOp>(*load->user_begin());
   if (!dot || dot.getB() != load.getResult() || dot->getBlock() != load->getBlock() ||
       dot.getA() == load.getResult())
-    return std::nullopt;
+    return fail("its reader is not the B operand of a dot in the same loop "
+                "body");
   // The dot must become wgmma (the only reader of a slot): whole warpgroups,
   // each warp on its own 16 rows of 64-row blocks, N <= 256.
   int64_t warps = getNumWarps(load->getParentOfType<func::FuncOp>());
   int64_t rowsM = cast<TileType>(dot.getA().getType()).getDimSize(0);
-  if (warps % 4 || rowsM < 16 * warps || rowsM % 64 || type.getDimSize(1) % 8 ||
-      type.getDimSize(1) > 256 || type.getDimSize(0) % 16)
-    return std::nullopt;
-  return matchLoadBox(loop, load, dot, axes);
+  if (warps % 4 || rowsM < 16 * warps || rowsM % 64)
+    return fail("its dot (M = " + std::to_string(rowsM) + ", " +
+                std::to_string(warps) +
+                " warps) cannot become wgmma: M must be a multiple of 64 "
+                "with 16 rows per warp, on whole warpgroups");
+  if (type.getDimSize(1) % 8 || type.getDimSize(1) > 256 ||
+      type.getDimSize(0) % 16)
+    return fail("its dot's N or K does not suit wgmma (N a multiple of 8, "
+                "at most 256; K a multiple of 16)");
+  return matchLoadBox(loop, load, dot, axes, why);
 }
 
-/// The loop over programs of a PERSISTENT kernel (tile-persistent's, in
+/// The loop over programs of a persistent kernel (tile-persistent's, in
 /// the kernel's body) whose body holds `op`; null otherwise.
 scf::ForOp programLoopOf(Operation *op) {
   auto loop = dyn_cast<scf::ForOp>(op->getParentOp());
@@ -334,8 +371,8 @@ scf::ForOp programLoopOf(Operation *op) {
              : scf::ForOp();
 }
 
-/// Whether `load` is what TMA_A is about: outside loops (in the kernel's
-/// body, or in the body of the loop over programs of a PERSISTENT kernel:
+/// Whether `load` is what the schedule's tma_a is about: outside loops (in the kernel's
+/// body, or in the body of the loop over programs of a persistent kernel:
 /// once per program) and read only as the A operand of dots whose B is
 /// read from a slot (`slotDots`).
 bool readOnlyAsSlotDotA(LoadOp load, const DenseSet<Operation *> &slotDots) {
@@ -721,7 +758,7 @@ LogicalResult rewriteA(Match mt, int64_t slot) {
 }
 
 /// A store outside loops (in the kernel's body, or in the body of the
-/// loop over programs of a PERSISTENT kernel) of a 2-D f16/bf16 box along
+/// loop over programs of a persistent kernel) of a 2-D f16/bf16 box along
 /// its rows, masked by `row < bound`. Its first row need not be provably
 /// non-negative: the rewrite checks the whole box at run time.
 std::optional<Match> matchStore(StoreOp st, const AxisAnalysis &axes) {
@@ -769,42 +806,50 @@ LogicalResult rewriteStore(StoreOp st, Match mt, int64_t slot) {
 }
 
 constexpr const char *kStaysLoad =
-    "TMA_A = true, but this load of a dot's A operand stays a load: ";
+    "schedule tma_a = true, but this load of a dot's A operand stays a load: ";
 
-/// Shared memory the TMA rings may take (of the H100's 227 KiB per block),
+/// Shared memory the TMA rings may take (of sm_90a's 227 KiB per block),
 /// and all TMA slots with the one-stage ones (the rest is left for
 /// barriers, alignment and scratch buffers).
 constexpr int64_t kRingBudget = 200 * 1024;
-constexpr int64_t kTmaSharedBudget = 224 * 1024;
-/// Shared memory of an H100 SM for CTAs, and what each CTA takes besides
+const int64_t kTmaSharedBudget = targetInfo("sm_90a").sharedPerBlock - 3 * 1024;
+/// Shared memory of an sm_90a SM for CTAs, and what each CTA takes besides
 /// its slots (the slots' 1 KiB alignment, barriers, the system's 1 KiB).
-constexpr int64_t kSmSharedBytes = 228 * 1024;
+const int64_t kSmSharedBytes = targetInfo("sm_90a").sharedPerSM;
 constexpr int64_t kCtaSharedOverhead = 3 * 1024;
 
 struct TmaLoadsPass : public mlir::tile::impl::TileTmaLoadsBase<TmaLoadsPass> {
   using TileTmaLoadsBase::TileTmaLoadsBase;
+
+  /// With remarks on: "stays off TMA: <why>" at each load in a loop that
+  /// a dot reads, under `scope`.
+  void remarkLoopLoads(Operation *scope, StringRef why) {
+    if (!remarks && !getOperation()->hasAttr(kRemarksAttr))
+      return;
+    scope->walk([&](LoadOp ld) {
+      if (ld->getParentOfType<scf::ForOp>() &&
+          llvm::any_of(ld->getUsers(), [](Operation *u) { return isa<DotOp>(u); }))
+        ld.emitRemark("dot operand load stays off TMA: ") << why;
+    });
+  }
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    // TMA_STAGES is checked on every target (it is ignored off sm_90a).
-    bool bad = false;
+    remarks = remarks || module->hasAttr(kRemarksAttr);
+    // tma_a is opt-in (default false): where it cannot apply, say so.
+    if (!targetsSm90a(module, arch)) {
+      remarkLoopLoads(module, "TMA needs sm_90a");
+      return warnOptInNeedsSm90a(module, arch, "tma_a",
+                                 [](ScheduleAttr s) { return s.getTmaA(); },
+                                 "TMA copies need sm_90a");
+    }
     module.walk([&](func::FuncOp fn) {
-      int64_t stages = getKernelParam(fn, "TMA_STAGES", 2);
-      if (stages < 2 || stages > 4) {
-        mlir::emitError(fn.getLoc(), "TMA_STAGES must be 2, 3 or 4, not ")
-            << stages;
-        bad = true;
-      }
-    });
-    if (bad)
-      return signalPassFailure();
-    // TMA_A is opt-in (default false): where it cannot apply, say so.
-    if (!targetsSm90a(module, arch))
-      return warnOptInNeedsSm90a(module, arch, "TMA_A", "TMA copies need sm_90a");
-    module.walk([&](func::FuncOp fn) {
-      if (!getKernelParam(fn, "TMA", false)) { // kernels opt in (TMA = true)
-        if (getKernelParam(fn, "TMA_A", false))
-          fn.emitWarning("TMA_A = true has no effect with TMA = false: it "
-                         "extends the TMA copies to a dot's A operand");
+      if (!fn->hasAttr(kKernelAttr))
+        return;
+      if (!getSchedule(fn).getTma()) {
+        remarkLoopLoads(fn, "the schedule has tma = false");
+        if (getSchedule(fn).getTmaA())
+          fn.emitWarning("schedule tma_a = true has no effect with tma = "
+                         "false: it extends the TMA copies to a dot's A operand");
         return;
       }
       AxisAnalysis axes(fn);
@@ -812,15 +857,25 @@ struct TmaLoadsPass : public mlir::tile::impl::TileTmaLoadsBase<TmaLoadsPass> {
       llvm::SetVector<Operation *> nestedLoops; // rings an outer loop continues
       fn.walk([&](scf::ForOp loop) {
         bool nested;
-        if (!ringPlacement(loop, nested))
-          return;
-        for (Operation &op : *loop.getBody())
-          if (auto ld = dyn_cast<LoadOp>(op))
-            if (std::optional<Match> m = match(loop, ld, axes)) {
+        bool placed = ringPlacement(loop, nested);
+        for (Operation &op : *loop.getBody()) {
+          auto ld = dyn_cast<LoadOp>(op);
+          if (!ld)
+            continue;
+          std::string why = "its loop is nested two deep (a ring lives in "
+                            "a loop or in the loop over programs' loop)";
+          if (placed)
+            if (std::optional<Match> m = match(loop, ld, axes, &why)) {
               matches.push_back({loop, *m});
               if (nested)
                 nestedLoops.insert(loop);
+              continue;
             }
+          if (remarks && llvm::any_of(ld->getUsers(), [](Operation *u) {
+                return isa<DotOp>(u);
+              }))
+            ld.emitRemark("dot operand load stays off TMA: ") << why;
+        }
       });
       // A loop that continues an inner ring keeps its own loads (it is
       // rebuilt with the ring's count: copies in its body would hold the
@@ -835,9 +890,9 @@ struct TmaLoadsPass : public mlir::tile::impl::TileTmaLoadsBase<TmaLoadsPass> {
       DenseSet<Operation *> slotDots;
       for (auto &m : matches)
         slotDots.insert(m.second.dot);
-      // TMA_A asked for: an A operand it leaves as a load gets a warning.
+      // tma_a asked for: an A operand it leaves as a load gets a warning.
       SmallVector<Match> aMatches;
-      if (!slotDots.empty() && getKernelParam(fn, "TMA_A", false))
+      if (!slotDots.empty() && getSchedule(fn).getTmaA())
         fn.walk([&](LoadOp ld) {
           if (!readOnlyAsSlotDotA(ld, slotDots))
             return;
@@ -849,7 +904,7 @@ struct TmaLoadsPass : public mlir::tile::impl::TileTmaLoadsBase<TmaLoadsPass> {
                    "masked by row < bound, a first row the pass can prove "
                    "non-negative; docs/dialect.md)";
         });
-      // Stages: the kernel's TMA_STAGES (default 2), fewer where the
+      // Stages: the schedule's num_stages (default 3), fewer where the
       // rings would not fit in kRingBudget; the one-stage A slots only
       // where they fit with the rings in kTmaSharedBudget.
       auto bytesOf = [](Match m) {
@@ -858,13 +913,13 @@ struct TmaLoadsPass : public mlir::tile::impl::TileTmaLoadsBase<TmaLoadsPass> {
       int64_t stageBytes = 0, aBytes = 0;
       for (auto &m : matches)
         stageBytes += bytesOf(m.second);
-      int64_t stages = getKernelParam(fn, "TMA_STAGES", 2);
+      int64_t stages = getSchedule(fn).getNumStages();
       while (stages > 2 && stages * stageBytes > kRingBudget)
         --stages;
       // A slot in the loop over programs: one per program of the CTA.
       for (Match m : aMatches)
         aBytes += bytesOf(m) * (programLoopOf(m.load)
-                                    ? getKernelParam(fn, "CTA_PROGRAMS", 1)
+                                    ? getSchedule(fn).getCtaPrograms()
                                     : 1);
       if (stages * stageBytes + aBytes > kTmaSharedBudget) {
         for (Match m : aMatches)
@@ -892,18 +947,18 @@ struct TmaLoadsPass : public mlir::tile::impl::TileTmaLoadsBase<TmaLoadsPass> {
         else
           load->emitWarning(kStaysLoad) << "its copy could not be built";
       }
-      // Stores of whole boxes (TMA_STORE, default true): one buffer each.
+      // Stores of whole boxes (tma_store, default true): one buffer each.
       // Only where they pay on H100 (causal D = 64 2k: +3-5 %): one
       // program per CTA (the buffer and its barriers are the program's);
       // stores that would otherwise be narrow (4 bytes per thread: a warp
       // writes 16 bytes of each of 8 rows; wide ones already write whole
       // sectors); where the buffer fits with the other slots, and does not
-      // cost a CTA of the MIN_BLOCKS asked for.
-      if (!getKernelParam(fn, "TMA_STORE", true) ||
-          getKernelParam(fn, "CTA_PROGRAMS", 1) != 1)
+      // cost a CTA of the min_blocks asked for.
+      if (!getSchedule(fn).getTmaStore() ||
+          getSchedule(fn).getCtaPrograms() != 1)
         return;
       int64_t used = stages * stageBytes + aBytes;
-      int64_t ctas = std::max<int64_t>(1, getKernelParam(fn, "MIN_BLOCKS", 0));
+      int64_t ctas = std::max<int64_t>(1, getSchedule(fn).getMinBlocks());
       int64_t threads = 32 * getNumWarps(fn);
       SmallVector<std::pair<StoreOp, Match>> stores;
       fn.walk([&](StoreOp st) {

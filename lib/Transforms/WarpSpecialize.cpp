@@ -1,12 +1,12 @@
 //===- WarpSpecialize.cpp - a producer warpgroup issues the TMA copies ----===//
 //
-// sm_90a, the last pass of stage 4, in kernels with the compile-time
-// parameter PRODUCER = true (opt-in) that have TMA copies. The kernel's
+// sm_90a, stage 4 (before tile-dynamic-persistent), in kernels whose
+// schedule has producer = true (opt-in) and that have TMA copies. The kernel's
 // body becomes the consumer region of one tile.warp_specialize; its
 // producer region, run by one more warpgroup, is a slice of the body:
 //
 //   * every tile.tma_copy, marked `producer` (but a one-stage slot's copy
-//     in the loop over programs of a PERSISTENT kernel, TMA_A: each
+//     in the loop over programs of a persistent kernel, tma_a: each
 //     program copies its own operand into its own slot);
 //   * the scf.for and scf.if ops around them (bounds, conditions), with
 //     only the iter_args and results that the copies need;
@@ -25,7 +25,7 @@
 // need that are tiles, or come from ops with memory effects or other
 // regions, are an error: the producer cannot compute them.
 //
-// CTA_PROGRAMS = G > 1: the consumer region is run by G programs at once
+// cta_programs = G > 1: the consumer region is run by G programs at once
 // (tile.cta_member tells them apart; tile-persistent made it), all waiting
 // for the same copies. So the copies, and the loops and ifs around every
 // ring wait, must not depend on tile.cta_member, i.e. on
@@ -231,15 +231,16 @@ struct WarpSpecializePass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    // PRODUCER is opt-in (default false): where it cannot apply, say so.
+    // producer is opt-in (default false): where it cannot apply, say so.
     if (!targetsSm90a(module, arch))
-      return warnOptInNeedsSm90a(module, arch, "PRODUCER",
+      return warnOptInNeedsSm90a(module, arch, "producer",
+                                 [](ScheduleAttr s) { return s.getProducer(); },
                                  "the producer warpgroup issues TMA copies, "
                                  "which need sm_90a");
     bool failedAny = false;
     module.walk([&](func::FuncOp fn) {
-      if (!getKernelParam(fn, "PRODUCER", false))
-        return; // (CTA_PROGRAMS > 1 without it: tile-persistent's error)
+      if (!getSchedule(fn).getProducer())
+        return; // (cta_programs > 1 without it: an invalid schedule)
       if (failed(specialize(fn)))
         failedAny = true;
     });
@@ -247,8 +248,8 @@ struct WarpSpecializePass
       signalPassFailure();
   }
 
-  /// A one-stage slot's copy in the loop over programs (TMA_A in a
-  /// PERSISTENT kernel): each program copies its own operand into its own
+  /// A one-stage slot's copy in the loop over programs (tma_a in a
+  /// persistent kernel): each program copies its own operand into its own
   /// slot, so the copy stays with the program's warps.
   static bool isProgramCopy(TmaCopyOp c) {
     return c.getStages() == 1 && c->getParentOfType<scf::ForOp>();
@@ -264,28 +265,28 @@ struct WarpSpecializePass
         copies.push_back(c);
     });
     if (copies.empty()) {
-      if (getKernelParam(fn, "CTA_PROGRAMS", 1) > 1)
-        return fn.emitError("CTA_PROGRAMS > 1 needs TMA copies (of K and V, "
+      if (getSchedule(fn).getCtaPrograms() > 1)
+        return fn.emitError("cta_programs > 1 needs TMA copies (of K and V, "
                             "say) for the CTA's programs to share");
-      fn.emitWarning("PRODUCER = true has no effect: the kernel has no TMA "
-                     "copies for a producer warpgroup to issue (TMA = false, "
+      fn.emitWarning("schedule producer = true has no effect: the kernel has "
+                     "no TMA copies for a producer warpgroup to issue (tma = false, "
                      "or no load became a copy)");
       return success(); // nothing to produce: the kernel stays as it is
     }
     if (getNumWarps(fn) % 4)
-      return fn.emitError("PRODUCER = true needs whole warpgroups of "
-                          "consumers (NUM_WARPS a multiple of 4), not ")
+      return fn.emitError("schedule producer = true needs whole warpgroups "
+                          "of consumers (num_warps a multiple of 4), not ")
              << getNumWarps(fn);
     if (!fn.getBody().hasOneBlock())
-      return fn.emitError("PRODUCER = true needs a kernel body of one block");
+      return fn.emitError("schedule producer = true needs a kernel body of one block");
     Slice slice(fn);
     for (TmaCopyOp c : copies)
       if (Operation *bad = slice.add(c)) {
         if (isa<CtaMemberOp>(bad))
-          return c.emitError("CTA_PROGRAMS > 1: this TMA copy depends on "
+          return c.emitError("schedule cta_programs > 1: this TMA copy depends on "
                              "program_id(0), but the programs of a CTA "
                              "share the producer's copies");
-        return bad->emitError("PRODUCER = true: a TMA copy needs this value, "
+        return bad->emitError("schedule producer = true: a TMA copy needs this value, "
                               "which the producer warpgroup cannot compute "
                               "(a tile, or an op with memory effects or regions)");
       }
@@ -310,7 +311,7 @@ struct WarpSpecializePass
       stages[c.getSlot()] = c.getStages();
       auto guard = dyn_cast<scf::IfOp>(c->getParentOp());
       c.erase();
-      // The scf.if of a PERSISTENT ring's copy goes too, when only the
+      // The scf.if of a persistent ring's copy goes too, when only the
       // copy's scalars are left in it.
       if (guard && !guard.getNumResults() && guard.getElseRegion().empty() &&
           llvm::all_of(guard.thenBlock()->without_terminator(),
@@ -320,13 +321,13 @@ struct WarpSpecializePass
     return placeReleases(consumer, stages);
   }
 
-  /// CTA_PROGRAMS > 1: no ring wait, nor a loop or if around one, depends
+  /// cta_programs > 1: no ring wait, nor a loop or if around one, depends
   /// on tile.cta_member (then every program of the CTA waits for, and
   /// releases, each copy exactly once, as the producer counts). The
   /// releases come later, next to the waits' dots.
   static LogicalResult checkSharedRings(func::FuncOp fn,
                                         const DenseSet<int64_t> &programSlots) {
-    if (getKernelParam(fn, "CTA_PROGRAMS", 1) <= 1)
+    if (getSchedule(fn).getCtaPrograms() <= 1)
       return success();
     DenseSet<Value> dep; // values that depend on tile.cta_member
     auto anyDep = [&](ValueRange vs) {
@@ -376,7 +377,7 @@ struct WarpSpecializePass
           bad = anyDep(w.getConditionOp().getOperands());
       }
       if (bad)
-        return use->emitError("CTA_PROGRAMS > 1: whether and which ring stage "
+        return use->emitError("cta_programs > 1: whether and which ring stage "
                               "this waits for depends on program_id(0), but "
                               "the programs of a CTA share the producer's "
                               "copies");
@@ -428,12 +429,12 @@ struct WarpSpecializePass
         }
       }
       if (!arg)
-        return w.emitError("PRODUCER = true needs the dot reading each TMA "
+        return w.emitError("producer = true needs the dot reading each TMA "
                            "stage to be waited for (tile.dot_wait) in its "
                            "block, the next iteration or after its loop");
       auto [it, fresh] = carried[loop].insert({*arg, slot});
       if (!fresh && it->second != slot)
-        return loop.emitError("PRODUCER = true: a loop carries dots reading "
+        return loop.emitError("producer = true: a loop carries dots reading "
                               "two TMA slots in one value");
     }
     for (auto &[op, args] : carried)
@@ -487,7 +488,7 @@ struct WarpSpecializePass
           return out;
         });
     if (failed(grown))
-      return loop.emitError("PRODUCER = true: cannot carry TMA stages here");
+      return loop.emitError("producer = true: cannot carry TMA stages here");
     auto grownLoop = cast<scf::ForOp>(grown->getOperation());
     for (NamedAttribute a : attrs)
       grownLoop->setDiscardableAttr(a.getName(), a.getValue());
@@ -501,7 +502,7 @@ struct WarpSpecializePass
                                      : DotWaitOp();
       if (!inWait || !outWait)
         return grownLoop.emitError(
-            "PRODUCER = true needs a dot this loop carries to be waited for "
+            "producer = true needs a dot this loop carries to be waited for "
             "(tile.dot_wait) in the next iteration and after the loop");
       release(inWait, grownLoop.getRegionIterArgs()[first + i], slot);
       release(outWait, grownLoop.getResult(first + i), slot);

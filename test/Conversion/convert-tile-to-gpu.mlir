@@ -3,7 +3,7 @@
 // RUN: tile-opt %s -split-input-file -verify-diagnostics -convert-tile-to-gpu | FileCheck %s --check-prefix=MMA
 
 // convert-tile-to-gpu moves each tile kernel into gpu.module @tile_kernels as
-// a gpu.func kernel run by 32 * tile.num_warps threads; a laid-out tile
+// a gpu.func kernel run by 32 * num_warps threads (its schedule); a laid-out tile
 // becomes the vector of the elements one thread holds, pointers i64.
 
 // No tile op or type, no func.func and no conversion cast is left anywhere.
@@ -14,7 +14,7 @@
 // CHECK: module attributes {gpu.container_module}
 // CHECK-NOT: func.func
 // CHECK: gpu.module @tile_kernels {
-// CHECK: gpu.func @store_iota(%[[P:.*]]: i64, %[[N:.*]]: i32) kernel attributes {known_block_size = array<i32: 64, 1, 1>, tile.num_warps = 2 : i64, tile.params = {BM = 32 : i64}, tile.shared_memory = 0 : i64} {
+// CHECK: gpu.func @store_iota(%[[P:.*]]: i64, %[[N:.*]]: i32) kernel attributes {known_block_size = array<i32: 64, 1, 1>, tile.params = {BM = 32 : i64}, tile.schedule = #tile.schedule<num_warps = 2>, tile.shared_memory = 0 : i64} {
 // CHECK: %[[TID:.*]] = gpu.thread_id x
 // CHECK: %[[TID32:.*]] = arith.index_castui %[[TID]] : index to i32
 // CHECK: arith.andi %[[TID32]], %{{.*}} : i32
@@ -23,7 +23,7 @@
 // CHECK-COUNT-2: llvm.inline_asm has_side_effects {{.*}}@p st.global.b32 [$0], $1;{{.*}}"l,r,r"
 // CHECK-NOT: st.global
 // CHECK: gpu.return
-func.func @store_iota(%p: !tile.ptr<i32>, %n: i32) attributes {tile.kernel, tile.num_warps = 2 : i64, tile.params = {BM = 32 : i64}} {
+func.func @store_iota(%p: !tile.ptr<i32>, %n: i32) attributes {tile.kernel, tile.schedule = #tile.schedule<num_warps = 2>, tile.params = {BM = 32 : i64}} {
   %0 = tile.iota : !tile.tile<32xi32, #row>
   %1 = tile.splat %p : !tile.tile<32x!tile.ptr<i32>, #row>
   %2 = tile.addptr %1, %0 : !tile.tile<32x!tile.ptr<i32>, #row>, !tile.tile<32xi32, #row>
@@ -42,7 +42,7 @@ func.func @store_iota(%p: !tile.ptr<i32>, %n: i32) attributes {tile.kernel, tile
 // CHECK-COUNT-2: llvm.inline_asm asm_dialect = att "{\0A .reg .pred p;\0A setp.ne.b32 p, $2, 0;\0A mov.b16 $0, $3;\0A @p ld.global.b16 $0, [$1];\0A}", "=h,l,r,h" {{.*}} : (i64, i32, i16) -> i16
 // CHECK-NOT: ld.global
 // CHECK: gpu.return
-func.func @masked_load(%p: !tile.ptr<bf16>, %q: !tile.ptr<bf16>, %n: i32) attributes {tile.kernel, tile.num_warps = 1 : i64} {
+func.func @masked_load(%p: !tile.ptr<bf16>, %q: !tile.ptr<bf16>, %n: i32) attributes {tile.kernel, tile.schedule = #tile.schedule<num_warps = 1>} {
   %0 = tile.iota : !tile.tile<16xi32, #row>
   %1 = tile.splat %p : !tile.tile<16x!tile.ptr<bf16>, #row>
   %2 = tile.addptr %1, %0 : !tile.tile<16x!tile.ptr<bf16>, #row>, !tile.tile<16xi32, #row>
@@ -84,7 +84,7 @@ func.func @masked_load(%p: !tile.ptr<bf16>, %q: !tile.ptr<bf16>, %n: i32) attrib
 // MMA-LABEL: gpu.func @mma_bf16
 // MMA-COUNT-4: nvvm.mma.sync {{.*}}multiplicandAPtxType = #nvvm.mma_type<bf16>
 // MMA-NOT: nvvm.mma.sync
-func.func @mma_bf16(%a: !tile.ptr<bf16>, %o: !tile.ptr<f32>) attributes {tile.kernel, tile.num_warps = 1 : i64} {
+func.func @mma_bf16(%a: !tile.ptr<bf16>, %o: !tile.ptr<f32>) attributes {tile.kernel, tile.schedule = #tile.schedule<num_warps = 1>} {
   %pa = tile.splat %a : !tile.tile<16x32x!tile.ptr<bf16>, #opa>
   %x = tile.load %pa : !tile.tile<16x32x!tile.ptr<bf16>, #opa> -> !tile.tile<16x32xbf16, #opa>
   %pb = tile.splat %a : !tile.tile<32x16x!tile.ptr<bf16>, #opb>
@@ -109,7 +109,7 @@ func.func @mma_bf16(%a: !tile.ptr<bf16>, %o: !tile.ptr<f32>) attributes {tile.ke
 // MMA-LABEL: gpu.func @mma_f16
 // MMA-COUNT-1: nvvm.mma.sync
 // MMA-NOT: nvvm.mma.sync
-func.func @mma_f16(%x: !tile.ptr<f16>, %o: !tile.ptr<f32>) attributes {tile.kernel, tile.num_warps = 1 : i64} {
+func.func @mma_f16(%x: !tile.ptr<f16>, %o: !tile.ptr<f32>) attributes {tile.kernel, tile.schedule = #tile.schedule<num_warps = 1>} {
   %a = tile.full 1.0 : f16 : !tile.tile<16x16xf16, #opa>
   %b = tile.full 1.0 : f16 : !tile.tile<16x8xf16, #opb>
   %c = tile.full 0.0 : f32 : !tile.tile<16x8xf32, #acc>
@@ -142,7 +142,7 @@ func.func @mma_f16(%x: !tile.ptr<f16>, %o: !tile.ptr<f32>) attributes {tile.kern
 // MMA-LABEL: gpu.func @fma_f32
 // MMA-NOT: nvvm.mma.sync
 // MMA: gpu.return
-func.func @fma_f32(%o: !tile.ptr<f32>) attributes {tile.kernel, tile.num_warps = 1 : i64} {
+func.func @fma_f32(%o: !tile.ptr<f32>) attributes {tile.kernel, tile.schedule = #tile.schedule<num_warps = 1>} {
   %a = tile.full 1.0 : f32 : !tile.tile<16x8xf32, #acc>
   %b = tile.full 2.0 : f32 : !tile.tile<8x8xf32, #b8>
   %c = tile.full 0.0 : f32 : !tile.tile<16x8xf32, #acc>
@@ -175,7 +175,7 @@ func.func @fma_f32(%o: !tile.ptr<f32>) attributes {tile.kernel, tile.num_warps =
 // CHECK-NOT: gpu.shuffle
 // CHECK-NOT: gpu.barrier
 // CHECK: gpu.return
-func.func @reduce_rows(%p: !tile.ptr<f32>) attributes {tile.kernel, tile.num_warps = 1 : i64} {
+func.func @reduce_rows(%p: !tile.ptr<f32>) attributes {tile.kernel, tile.schedule = #tile.schedule<num_warps = 1>} {
   %s = tile.full 1.0 : f32 : !tile.tile<16x16xf32, #acc>
   %0 = tile.reduce max %s {axis = 1 : i32} : !tile.tile<16x16xf32, #acc> -> !tile.tile<16xf32, #row>
   %ps = tile.splat %p : !tile.tile<16x!tile.ptr<f32>, #row>
@@ -202,7 +202,7 @@ func.func @reduce_rows(%p: !tile.ptr<f32>) attributes {tile.kernel, tile.num_war
 // CHECK: gpu.barrier
 // CHECK-COUNT-8: memref.load %[[BUF]]
 // CHECK: gpu.return
-func.func @reduce_across_warps(%p: !tile.ptr<f32>) attributes {tile.kernel, tile.num_warps = 2 : i64} {
+func.func @reduce_across_warps(%p: !tile.ptr<f32>) attributes {tile.kernel, tile.schedule = #tile.schedule<num_warps = 2>} {
   %s = tile.full 1.0 : f32 : !tile.tile<32x16xf32, #acc>
   %0 = tile.reduce sum %s {axis = 0 : i32} : !tile.tile<32x16xf32, #acc> -> !tile.tile<16xf32, #colv>
   %ps = tile.splat %p : !tile.tile<16x!tile.ptr<f32>, #colv>
@@ -233,7 +233,7 @@ func.func @reduce_across_warps(%p: !tile.ptr<f32>) attributes {tile.kernel, tile
 // CHECK-NEXT: vector.shuffle %[[V]], %[[V]] [0, 2, 1, 3] : vector<4xf32>, vector<4xf32>
 // CHECK-NOT: gpu.barrier
 // CHECK: gpu.return
-func.func @convert_layouts(%p: !tile.ptr<f32>) attributes {tile.kernel, tile.num_warps = 1 : i64} {
+func.func @convert_layouts(%p: !tile.ptr<f32>) attributes {tile.kernel, tile.schedule = #tile.schedule<num_warps = 1>} {
   %x = tile.full 1.0 : f32 : !tile.tile<16xf32, #row>
   %y = tile.convert_layout %x : !tile.tile<16xf32, #row> -> !tile.tile<16xf32, #col>
   %z = tile.convert_layout %y : !tile.tile<16xf32, #col> -> !tile.tile<16xf32, #col2>
@@ -267,7 +267,7 @@ func.func @convert_layouts(%p: !tile.ptr<f32>) attributes {tile.kernel, tile.num
 // CHECK: vector.shuffle %{{.*}} [0, 1, 4, 5, 2, 3, 6, 7] : vector<8xbf16>, vector<8xbf16>
 // CHECK-NOT: gpu.barrier
 // CHECK: gpu.return
-func.func @convert_across_lanes(%p: !tile.ptr<bf16>) attributes {tile.kernel, tile.num_warps = 1 : i64} {
+func.func @convert_across_lanes(%p: !tile.ptr<bf16>) attributes {tile.kernel, tile.schedule = #tile.schedule<num_warps = 1>} {
   %x = tile.full 1.0 : bf16 : !tile.tile<16x16xbf16, #acc16>
   %y = tile.convert_layout %x : !tile.tile<16x16xbf16, #acc16> -> !tile.tile<16x16xbf16, #wide>
   %ps = tile.splat %p : !tile.tile<16x16x!tile.ptr<bf16>, #wide>
@@ -277,7 +277,7 @@ func.func @convert_across_lanes(%p: !tile.ptr<bf16>) attributes {tile.kernel, ti
 
 // -----
 
-func.func @no_layout(%p: !tile.ptr<f32>) attributes {tile.kernel, tile.num_warps = 1 : i64} {
+func.func @no_layout(%p: !tile.ptr<f32>) attributes {tile.kernel, tile.schedule = #tile.schedule<num_warps = 1>} {
   // expected-error @below {{tile value without a layout: run tile-assign-layouts before convert-tile-to-gpu}}
   %x = tile.full 1.0 : f32 : !tile.tile<16xf32>
   return

@@ -16,7 +16,7 @@
 // CHECK: module attributes {gpu.container_module}
 // CHECK: gpu.module @tile_kernels {
 // CHECK: llvm.mlir.global internal @[[SHMEM:.*]]() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<0 x i8>
-// CHECK: llvm.func @loop_and_convert(%{{.*}}: i64, %[[N:.*]]: i32) attributes {gpu.kernel, gpu.known_block_size = array<i32: 64, 1, 1>, nvvm.kernel, nvvm.maxntid = array<i32: 64, 1, 1>, tile.num_warps = 2 : i64, tile.shared_memory = 128 : i64}
+// CHECK: llvm.func @loop_and_convert(%{{.*}}: i64, %[[N:.*]]: i32) attributes {gpu.kernel, gpu.known_block_size = array<i32: 64, 1, 1>, nvvm.kernel, nvvm.maxntid = array<i32: 64, 1, 1>, tile.schedule = #tile.schedule<num_warps = 2>, tile.shared_memory = 128 : i64}
 // CHECK: nvvm.read.ptx.sreg.tid.x
 // CHECK: llvm.br ^[[HEAD:.*]](
 // CHECK: ^[[HEAD]](%[[IV:.*]]: i32, %{{.*}}: vector<2xf32>):
@@ -31,7 +31,7 @@
 // CHECK: llvm.load %{{.*}} : !llvm.ptr<3> -> f32
 // CHECK: llvm.inline_asm has_side_effects {{.*}}st.global.b32
 // CHECK: llvm.return
-func.func @loop_and_convert(%p: !tile.ptr<f32>, %n: i32) attributes {tile.kernel, tile.num_warps = 2 : i64} {
+func.func @loop_and_convert(%p: !tile.ptr<f32>, %n: i32) attributes {tile.kernel, tile.schedule = #tile.schedule<num_warps = 2>} {
   %c0 = arith.constant 0 : i32
   %c1 = arith.constant 1 : i32
   %x = tile.full 1.0 : f32 : !tile.tile<32xf32, #row>
@@ -62,7 +62,7 @@ func.func @loop_and_convert(%p: !tile.ptr<f32>, %n: i32) attributes {tile.kernel
 // CHECK-NOT: nvvm.mma.sync
 // CHECK: nvvm.shfl.sync bfly
 // CHECK: llvm.return
-func.func @dot_reduce(%pa: !tile.ptr<bf16>, %pb: !tile.ptr<bf16>, %po: !tile.ptr<f32>) attributes {tile.kernel, tile.num_warps = 1 : i64} {
+func.func @dot_reduce(%pa: !tile.ptr<bf16>, %pb: !tile.ptr<bf16>, %po: !tile.ptr<f32>) attributes {tile.kernel, tile.schedule = #tile.schedule<num_warps = 1>} {
   %i = tile.iota : !tile.tile<16xi32, #row>
   %sa = tile.splat %pa : !tile.tile<16x16x!tile.ptr<bf16>, #opa>
   %a = tile.load %sa : !tile.tile<16x16x!tile.ptr<bf16>, #opa> -> !tile.tile<16x16xbf16, #opa>

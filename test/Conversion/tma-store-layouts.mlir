@@ -15,7 +15,7 @@
 // CHECK: fence.proxy.async.shared::cta;
 // CHECK: cp.async.bulk.tensor.2d.global.shared::cta.bulk_group
 // CHECK: cp.async.bulk.wait_group 0;
-func.func @words(%o: !tile.ptr<bf16>, %row: i32) attributes {tile.kernel, tile.num_warps = 4 : i64} {
+func.func @words(%o: !tile.ptr<bf16>, %row: i32) attributes {tile.kernel, tile.schedule = #tile.schedule<>} {
   %v = tile.full 1.0 : bf16 : !tile.tile<64x64xbf16, #pairs>
   tile.tma_store %o, %row, %v {inner_dim = 1 : i64, row_stride = 64 : i64, slot = 0 : i64} : !tile.ptr<bf16>, !tile.tile<64x64xbf16, #pairs>
   return
@@ -31,7 +31,7 @@ func.func @words(%o: !tile.ptr<bf16>, %row: i32) attributes {tile.kernel, tile.n
 // CHECK-NOT: st.shared
 // CHECK: fence.proxy.async.shared::cta;
 // CHECK: cp.async.bulk.tensor.2d.global.shared::cta.bulk_group
-func.func @halves(%o: !tile.ptr<bf16>, %row: i32) attributes {tile.kernel, tile.num_warps = 4 : i64} {
+func.func @halves(%o: !tile.ptr<bf16>, %row: i32) attributes {tile.kernel, tile.schedule = #tile.schedule<>} {
   %v = tile.full 1.0 : bf16 : !tile.tile<64x64xbf16, #rows>
   tile.tma_store %o, %row, %v {inner_dim = 1 : i64, row_stride = 64 : i64, slot = 0 : i64} : !tile.ptr<bf16>, !tile.tile<64x64xbf16, #rows>
   return

@@ -3,7 +3,7 @@
 
 // CHECK: error: warpgroup turns need 8 warps (256 threads)
 module attributes {tile.arch = "sm_90a"} {
-  func.func @four_warps() attributes {tile.kernel, tile.num_warps = 4 : i64} {
+  func.func @four_warps() attributes {tile.kernel, tile.schedule = #tile.schedule<>} {
     tile.turn_wait
     return
   }
@@ -13,7 +13,7 @@ module attributes {tile.arch = "sm_90a"} {
 
 // CHECK: error: warpgroup turns need sm_90a, not sm_80
 module attributes {tile.arch = "sm_80"} {
-  func.func @sm80() attributes {tile.kernel, tile.num_warps = 8 : i64} {
+  func.func @sm80() attributes {tile.kernel, tile.schedule = #tile.schedule<num_warps = 8>} {
     tile.turn_pass
     return
   }
@@ -28,7 +28,7 @@ module attributes {tile.arch = "sm_80"} {
 // OK: bar.sync $0, 256;
 // OK: @p bar.arrive $0, 256;
 module attributes {tile.arch = "sm_90a"} {
-  func.func @eight_warps() attributes {tile.kernel, tile.num_warps = 8 : i64} {
+  func.func @eight_warps() attributes {tile.kernel, tile.schedule = #tile.schedule<num_warps = 8>} {
     tile.turn_wait
     tile.turn_pass
     return

@@ -24,12 +24,43 @@ static Defines &extraDefines() {
 
 void setExtraDefines(const Defines &d) { extraDefines() = d; }
 
+static tile::Schedule &extraSchedule() {
+  static tile::Schedule s;
+  return s;
+}
+
+void setSchedule(const tile::Schedule &s) { extraSchedule() = s; }
+
+static std::pair<tile::ConfigTable, int64_t> *&table() {
+  static std::pair<tile::ConfigTable, int64_t> *t = nullptr;
+  return t;
+}
+
+void setConfigTable(const tile::ConfigTable &t, int64_t seqlen) {
+  table() = new std::pair<tile::ConfigTable, int64_t>(t, seqlen);
+}
+
+static tile::KernelConfig fromTable(const Config &c) {
+  std::map<std::string, std::string> keys{
+      {"T", dtypeName(c.dtype)},
+      {"D", std::to_string(c.d)},
+      {"CAUSAL", c.causal ? "true" : "false"}};
+  return table()->first.lookup(keys, table()->second);
+}
+
 Defines Config::defines() const {
   Defines d = extraDefines();
+  if (table())
+    for (const auto &[k, v] : fromTable(*this).defines)
+      d[k] = v;
   d["T"] = dtypeName(dtype);
   d["CAUSAL"] = causal ? "true" : "false";
   d["D"] = std::to_string(this->d);
   return d;
+}
+
+tile::Schedule Config::schedule() const {
+  return table() ? fromTable(*this).schedule : extraSchedule();
 }
 
 static std::string fmt(double x) {

@@ -11,6 +11,7 @@
 #include "Reference.h"
 
 #include "tile/JIT.h"
+#include "tile/ConfigTable.h"
 #include "tile/Runtime.h"
 
 #include <random>
@@ -27,8 +28,11 @@ struct Config {
   int d;
   /// "bf16_causal_d128".
   std::string name() const;
-  /// T, CAUSAL, D and the extra defines (setExtraDefines).
+  /// T, CAUSAL, D, the extra defines (setExtraDefines) and, with a config
+  /// table (setConfigTable), the table's defines for this config.
   tile::Defines defines() const;
+  /// The schedule (setSchedule), or the table's for this config.
+  tile::Schedule schedule() const;
   double tolerance() const { return dtype == DType::F32 ? 1e-5 : 1e-2; }
   double lseTolerance() const { return dtype == DType::F32 ? 1e-5 : 1e-3; }
 };
@@ -73,5 +77,10 @@ void runEmptyGrid(const tile::Device &dev, Variant &var, const Config &c,
 /// -D values every config is compiled with in addition to its own
 /// (tile-gpu-tests --define NAME=VALUE), e.g. TMA=true.
 void setExtraDefines(const tile::Defines &d);
+/// The schedule every config is compiled with (tile-gpu-tests --schedule).
+void setSchedule(const tile::Schedule &s);
+/// Every config takes its defines and schedule from `table` as the JIT
+/// would for a launch of `seqlen` (tile-gpu-tests --config-table).
+void setConfigTable(const tile::ConfigTable &table, int64_t seqlen);
 
 } // namespace tilegpu

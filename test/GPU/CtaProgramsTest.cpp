@@ -1,12 +1,12 @@
-//===- CtaProgramsTest.cpp - CTA_PROGRAMS with shared temporaries ---------===//
+//===- CtaProgramsTest.cpp - cta_programs with shared temporaries ---------===//
 //
 //   tile-gpu-cta-programs
 //
-// JIT-compiles a small kernel that reads K through a TMA ring (PRODUCER,
-// PERSISTENT) and ends in a reduction across its warps, which goes through
-// shared memory and a CTA barrier; with CTA_PROGRAMS = 3 each of a CTA's
+// JIT-compiles a small kernel that reads K through a TMA ring (producer,
+// persistent) and ends in a reduction across its warps, which goes through
+// shared memory and a CTA barrier; with cta_programs = 3 each of a CTA's
 // three programs needs its own temporaries and barrier. Checks that the
-// output of CTA_PROGRAMS = 3 (and 2) equals that of CTA_PROGRAMS = 1 bit
+// output of cta_programs = 3 (and 2) equals that of cta_programs = 1 bit
 // for bit, and that the latter matches a host reference, on sequence
 // lengths that leave spare programs in a CTA and partial key blocks.
 //
@@ -36,8 +36,7 @@ constexpr int kBM = 64, kBN = 128, kD = 64, kHeads = 3;
 // out[head][query block][c] = sum over the block's rows r < seqlen and key
 // blocks n0 of q[r] . k[n0 + c] (keys past seqlen read as zero).
 const char *kSource = R"(
-kernel colsum<BM = 64, BN = 128, D = 64, NUM_WARPS = 4, PRODUCER = true,
-    PERSISTENT = true, CTA_PROGRAMS = 1, TMA = true, TMA_STAGES = 3>(
+kernel colsum<BM = 64, BN = 128, D = 64>(
     q: ptr<bf16>, k: ptr<bf16>, o: ptr<f32>, seqlen: i32) {
   let base = i64(program_id(1)) * i64(seqlen) * D;
   let rows = program_id(0) * BM + iota(BM);
@@ -56,20 +55,23 @@ kernel colsum<BM = 64, BN = 128, D = 64, NUM_WARPS = 4, PRODUCER = true,
 }
 )";
 
-/// Runs the kernel built with CTA_PROGRAMS = `members` on `seqlen`;
+/// Runs the kernel built with cta_programs = `members` on `seqlen`;
 /// false (after a FAIL line) on any error.
 bool run(JIT &jit, const Device &dev, int members, int seqlen,
          const std::vector<std::uint16_t> &q, const std::vector<std::uint16_t> &k,
          std::vector<float> &out) {
-  std::string what = "CTA_PROGRAMS = " + std::to_string(members) +
+  std::string what = "cta_programs = " + std::to_string(members) +
                      ", seqlen " + std::to_string(seqlen);
   auto fail = [&](const std::string &why) {
     std::printf("FAIL: %s: %s\n", what.c_str(), why.c_str());
     return false;
   };
+  tile::Schedule schedule; // a producer warpgroup, persistent programs
+  schedule.producer = true;
+  schedule.persistent = true;
+  schedule.ctaPrograms = members;
   Expected<CompiledKernelRef> compiled = jit.compileSource(
-      kSource, "cta_programs.tile", {{"CTA_PROGRAMS", std::to_string(members)}},
-      "", dev.archString());
+      kSource, "cta_programs.tile", {}, "", dev.archString(), schedule);
   if (!compiled)
     return fail("compile: " + compiled.error());
   Expected<Kernel> kernel = jit.load(dev, **compiled);
@@ -134,7 +136,7 @@ int main() {
       ok = false;
       continue;
     }
-    // Host reference for CTA_PROGRAMS = 1: the sum is bilinear, (sum of
+    // Host reference for cta_programs = 1: the sum is bilinear, (sum of
     // the block's q rows) . (sum of the keys c, c + BN, ...).
     int nmb = (seqlen + kBM - 1) / kBM;
     auto at = [&](const std::vector<std::uint16_t> &x, int h, int row, int d) {
@@ -161,7 +163,7 @@ int main() {
       }
     }
     if (!(worst < 1e-3)) {
-      std::printf("FAIL: CTA_PROGRAMS = 1, seqlen %d: relative error %.3g "
+      std::printf("FAIL: cta_programs = 1, seqlen %d: relative error %.3g "
                   "against the host\n", seqlen, worst);
       ok = false;
     }
@@ -173,8 +175,8 @@ int main() {
       std::size_t bad = 0;
       for (std::size_t i = 0; i < one.size(); ++i)
         bad += std::memcmp(&one[i], &many[i], 4) != 0;
-      std::printf("%s: CTA_PROGRAMS = %d, seqlen %d: %zu of %zu outputs "
-                  "differ from CTA_PROGRAMS = 1 (host error %.2g)\n",
+      std::printf("%s: cta_programs = %d, seqlen %d: %zu of %zu outputs "
+                  "differ from cta_programs = 1 (host error %.2g)\n",
                   bad ? "FAIL" : "PASS", members, seqlen, bad, one.size(), worst);
       ok &= bad == 0;
     }

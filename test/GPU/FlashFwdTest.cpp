@@ -54,6 +54,9 @@ struct Options {
   unsigned long long seed = 0;
   bool seedGiven = false, quick = false, aot = true;
   tile::Defines defines;    ///< --define NAME=VALUE, added to every config
+  tile::Schedule schedule;  ///< --schedule name=value,...
+  std::string configTable;  ///< --config-table PATH
+  int64_t tableSeqlen = 2048; ///< --table-seqlen N: the launch to look up
 };
 
 bool parseArgs(int argc, char **argv, Options &o) {
@@ -82,6 +85,18 @@ bool parseArgs(int argc, char **argv, Options &o) {
         return false;
       }
       o.defines[kv.substr(0, eq)] = kv.substr(eq + 1);
+    } else if (a == "--schedule" && i + 1 < argc) {
+      std::string why = o.schedule.parse(argv[++i]);
+      if (why.empty())
+        why = o.schedule.validate();
+      if (!why.empty()) {
+        std::fprintf(stderr, "--schedule: %s\n", why.c_str());
+        return false;
+      }
+    } else if (a == "--config-table" && i + 1 < argc) {
+      o.configTable = argv[++i];
+    } else if (a == "--table-seqlen" && i + 1 < argc) {
+      o.tableSeqlen = std::strtoll(argv[++i], nullptr, 10);
     } else if (a == "--quick") {
       o.quick = true;
     } else if (a == "--no-aot") {
@@ -90,6 +105,8 @@ bool parseArgs(int argc, char **argv, Options &o) {
       std::fprintf(stderr,
                    "usage: %s [--seed N] [--quick] [--no-aot] [--tile PATH] "
                    "[--only NAME] [--bundles DIR] [--define NAME=VALUE]...\n"
+                   "       [--schedule name=value,...] [--config-table PATH "
+                   "[--table-seqlen N]]\n"
                    "       %s --write-bundles DIR --arch sm_80|sm_90a "
                    "[--tile PATH] [--only NAME]\n"
                    "NAME: part of a config name, e.g. bf16_causal_d128\n",
@@ -181,6 +198,7 @@ int writeAllBundles(const Options &opt, const std::vector<Config> &configs) {
     CompileOptions co;
     co.arch = opt.arch;
     co.defines = c.defines();
+    co.schedule = c.schedule();
     co.ptxasPath = findPtxas();
     CompileResult r =
         compile(source, opt.tilePath, co,
@@ -201,7 +219,7 @@ bool jitVariant(JIT &jit, const Device &dev, const Options &opt,
                 const Config &c, Variant &var, Totals &totals) {
   auto t0 = std::chrono::steady_clock::now();
   Expected<CompiledKernelRef> compiled =
-      jit.compileFile(opt.tilePath, c.defines());
+      jit.compileFile(opt.tilePath, c.defines(), "", "", c.schedule());
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
           .count();
@@ -228,6 +246,7 @@ bool aotVariant(const std::string &source, const Device &dev,
   CompileOptions co;
   co.arch = dev.archString();
   co.defines = c.defines();
+  co.schedule = c.schedule();
   co.ptxasPath = findPtxas();
   CompileResult r =
       compile(source, opt.tilePath, co,
@@ -260,7 +279,7 @@ void checkCache(JIT &jit, const JITOptions &jo, const Options &opt,
     return;
   JITStats before = jit.stats();
   for (const Config &c : compiled)
-    (void)jit.compileFile(opt.tilePath, c.defines());
+    (void)jit.compileFile(opt.tilePath, c.defines(), "", "", c.schedule());
   JITStats after = jit.stats();
   unsigned again = after.compilations - before.compilations;
   report(totals, "JIT cache: second pass compiles nothing", again == 0,
@@ -269,7 +288,7 @@ void checkCache(JIT &jit, const JITOptions &jo, const Options &opt,
              " memory hits");
   JIT fresh(jo);
   for (const Config &c : compiled)
-    (void)fresh.compileFile(opt.tilePath, c.defines());
+    (void)fresh.compileFile(opt.tilePath, c.defines(), "", "", c.schedule());
   JITStats f = fresh.stats();
   report(totals, "JIT cache: fresh JIT reads the disk",
          f.compilations == 0 && f.diskHits == compiled.size(),
@@ -360,6 +379,18 @@ int main(int argc, char **argv) {
   if (!parseArgs(argc, argv, opt))
     return 2;
   setExtraDefines(opt.defines);
+  setSchedule(opt.schedule);
+  if (!opt.configTable.empty()) {
+    tile::ConfigTable table;
+    std::string why;
+    if (!tile::ConfigTable::load(opt.configTable, table, why)) {
+      std::printf("FAIL: %s\n", why.c_str());
+      return 1;
+    }
+    setConfigTable(table, opt.tableSeqlen);
+    std::printf("# configs from %s at seqlen %lld\n", opt.configTable.c_str(),
+                (long long)opt.tableSeqlen);
+  }
   if (!opt.seedGiven)
     opt.seed = std::random_device()() ^
                std::uint64_t(

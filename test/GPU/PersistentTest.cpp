@@ -2,14 +2,14 @@
 //
 //   tile-gpu-persistent
 //
-// JIT-compiles a small PERSISTENT kernel in which each program writes its
+// JIT-compiles a small persistent kernel in which each program writes its
 // program_id and num_programs, launches it on a grid of many more programs
 // than the GPU holds at once (so every resident program loops) and checks
 // that every logical program wrote exactly its own coordinates and the
 // logical grid's size, in the grid shapes below (programs take logical
 // programs from a counter of the launch: a launch that found it not reset
 // would leave programs unwritten). Then the same kernel with
-// PERSISTENT = false, as the reference behaviour.
+// persistent = false, as the reference behaviour.
 //
 // Exit: 0 passed, 1 a failure, 77 no CUDA driver / GPU (ctest: skipped).
 //
@@ -30,7 +30,7 @@ using namespace tile;
 namespace {
 
 const char *kSource = R"(
-kernel ids<PERSISTENT = true, NUM_WARPS = 1>(out: ptr<i32>, sizes: ptr<i32>) {
+kernel ids(out: ptr<i32>, sizes: ptr<i32>) {
   let x = program_id(0);
   let y = program_id(1);
   let z = program_id(2);
@@ -105,21 +105,23 @@ int main() {
   JIT jit;
   bool ok = true;
   for (const char *persistent : {"true", "false"}) {
-    Expected<CompiledKernelRef> compiled =
-        jit.compileSource(kSource, "persistent_ids.tile",
-                          {{"PERSISTENT", persistent}}, "", dev->archString());
+    tile::Schedule schedule;
+    schedule.numWarps = 1;
+    schedule.persistent = std::string(persistent) == "true";
+    Expected<CompiledKernelRef> compiled = jit.compileSource(
+        kSource, "persistent_ids.tile", {}, "", dev->archString(), schedule);
     if (!compiled) {
-      std::printf("FAIL: compile (PERSISTENT = %s): %s\n", persistent,
+      std::printf("FAIL: compile (persistent = %s): %s\n", persistent,
                   compiled.error().c_str());
       return 1;
     }
     Expected<Kernel> kernel = jit.load(*dev, **compiled);
     if (!kernel) {
-      std::printf("FAIL: load (PERSISTENT = %s): %s\n", persistent,
+      std::printf("FAIL: load (persistent = %s): %s\n", persistent,
                   kernel.error().c_str());
       return 1;
     }
-    std::string what = std::string("PERSISTENT = ") + persistent;
+    std::string what = std::string("persistent = ") + persistent;
     if (kernel->manifest().persistent != (persistent[0] == 't')) {
       std::printf("FAIL: %s: the manifest says persistent = %d\n",
                   what.c_str(), int(kernel->manifest().persistent));

@@ -7,7 +7,7 @@
 // explicit tile.convert_layout where an operand differs.
 
 // 2-D default: the m16n8 accumulator, repeated over columns by registers,
-// 4 warps (the default without tile.num_warps) along rows. 1-D default: the
+// 4 warps (the default without a tile.schedule) along rows. 1-D default: the
 // row slice, with the column lanes replicated.
 // CHECK-LABEL: func.func @defaults
 // CHECK: tile.full 0.000000e+00 : f32 : <64x64xf32, #tile.layout<regs = {{\[}}[0, 1], [8, 0], [0, 8], [0, 16], [0, 32]], lanes = {{\[}}[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warps = {{\[}}[16, 0], [32, 0]]>>
@@ -22,12 +22,12 @@ func.func @defaults() attributes {tile.kernel} {
 
 // -----
 
-// tile.num_warps sets the number of warp bases; a tile smaller than the
+// the schedule's num_warps sets the number of warp bases; a tile smaller than the
 // fragment has its lanes replicated (zero bases) and no extra registers.
 // CHECK-LABEL: func.func @two_warps_small_tile
 // CHECK: tile.full {{.*}} : <32x8xf32, #tile.layout<regs = {{\[}}[0, 1], [8, 0]], lanes = {{\[}}[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warps = {{\[}}[16, 0]]>>
 // CHECK: tile.full {{.*}} : <8x2xf32, #tile.layout<regs = {{\[}}[0, 1]], lanes = {{\[}}[0, 0], [0, 0], [1, 0], [2, 0], [4, 0]], warps = {{\[}}[0, 0]]>>
-func.func @two_warps_small_tile() attributes {tile.kernel, tile.num_warps = 2 : i64} {
+func.func @two_warps_small_tile() attributes {tile.kernel, tile.schedule = #tile.schedule<num_warps = 2>} {
   %0 = tile.full 0.0 : f32 : !tile.tile<32x8xf32>
   %1 = tile.full 0.0 : f32 : !tile.tile<8x2xf32>
   return
@@ -55,7 +55,7 @@ func.func @two_warps_small_tile() attributes {tile.kernel, tile.num_warps = 2 : 
 // CHECK: %[[R:.*]] = tile.reduce max %[[E]] {axis = 1 : i32} : <16x16xf32, [[ACC]]> -> <16xf32, [[ROW]]>
 // CHECK-NOT: tile.convert_layout
 // CHECK: tile.store %[[PTRS]], %[[E]] : <16x16x!tile.ptr<f32>, [[ACC]]>, <16x16xf32, [[ACC]]>
-func.func @rows_and_broadcast(%p: !tile.ptr<f32>) attributes {tile.kernel, tile.num_warps = 1 : i64} {
+func.func @rows_and_broadcast(%p: !tile.ptr<f32>) attributes {tile.kernel, tile.schedule = #tile.schedule<num_warps = 1>} {
   %0 = tile.iota : !tile.tile<16xi32>
   %1 = tile.expand_dims %0 {axis = 1 : i32} : !tile.tile<16xi32> -> !tile.tile<16x1xi32>
   %2 = tile.broadcast %1 : !tile.tile<16x1xi32> -> !tile.tile<16x16xi32>
@@ -128,7 +128,7 @@ func.func @expand_axis0() attributes {tile.kernel} {
 // CHECK: %[[C:.*]] = tile.full 0.000000e+00 : f32 : <64x16xf32, [[OPA]]>
 // CHECK-NOT: tile.convert_layout
 // CHECK: tile.dot %[[A]], %[[B]], %[[C]] : <64x16xbf16, [[OPA]]>, <16x16xbf16, [[BDEF]]>, <64x16xf32, [[OPA]]>
-func.func @dot_bf16(%p: !tile.ptr<bf16>) attributes {tile.kernel, tile.num_warps = 4 : i64} {
+func.func @dot_bf16(%p: !tile.ptr<bf16>) attributes {tile.kernel, tile.schedule = #tile.schedule<>} {
   %pa = tile.splat %p : !tile.tile<64x16x!tile.ptr<bf16>>
   %a = tile.load %pa : !tile.tile<64x16x!tile.ptr<bf16>> -> !tile.tile<64x16xbf16>
   %pb = tile.splat %p : !tile.tile<16x16x!tile.ptr<bf16>>
@@ -146,7 +146,7 @@ func.func @dot_bf16(%p: !tile.ptr<bf16>) attributes {tile.kernel, tile.num_warps
 // CHECK: %[[T:.*]] = tile.trans %{{.*}} -> <16x16xbf16, [[TR:#tile.layout<regs = \[\[1, 0\], \[0, 8\], \[8, 0\]\][^>]*>]]>
 // CHECK: %[[AC:.*]] = tile.convert_layout %[[T]] : <16x16xbf16, [[TR]]> -> <16x16xbf16, #tile.layout<regs = {{\[}}[0, 1], [8, 0], [0, 8]], lanes = {{\[}}[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warps = []>>
 // CHECK: tile.dot %[[AC]],
-func.func @dot_bf16_converts_a() attributes {tile.kernel, tile.num_warps = 1 : i64} {
+func.func @dot_bf16_converts_a() attributes {tile.kernel, tile.schedule = #tile.schedule<num_warps = 1>} {
   %a = tile.full 1.0 : bf16 : !tile.tile<16x16xbf16>
   %t = tile.trans %a : !tile.tile<16x16xbf16> -> !tile.tile<16x16xbf16>
   %b = tile.full 1.0 : bf16 : !tile.tile<16x8xbf16>
@@ -166,7 +166,7 @@ func.func @dot_bf16_converts_a() attributes {tile.kernel, tile.num_warps = 1 : i
 // CHECK: %[[C:.*]] = tile.full 0.000000e+00 : f32 : <16x8xf32, [[ACC]]>
 // CHECK: %[[BC:.*]] = tile.convert_layout %[[T]] : <8x8xf32, [[B8T]]> -> <8x8xf32, [[B8]]>
 // CHECK-NEXT: tile.dot %[[A]], %[[BC]], %[[C]] : <16x8xf32, [[ACC]]>, <8x8xf32, [[B8]]>, <16x8xf32, [[ACC]]>
-func.func @dot_f32() attributes {tile.kernel, tile.num_warps = 1 : i64} {
+func.func @dot_f32() attributes {tile.kernel, tile.schedule = #tile.schedule<num_warps = 1>} {
   %a = tile.full 1.0 : f32 : !tile.tile<16x8xf32>
   %b = tile.full 2.0 : f32 : !tile.tile<8x8xf32>
   %t = tile.trans %b : !tile.tile<8x8xf32> -> !tile.tile<8x8xf32>
@@ -189,7 +189,7 @@ func.func @dot_f32() attributes {tile.kernel, tile.num_warps = 1 : i64} {
 // CHECK: %[[MAX:.*]] = tile.max %[[M]], %[[S]] : <16xf32, [[ROW]]>
 // CHECK: %[[TC:.*]] = tile.convert_layout %[[T]] : <16x16xf32, [[TR]]> -> <16x16xf32, [[ACC]]>
 // CHECK: scf.yield %[[TC]], %[[MAX]] : !tile.tile<16x16xf32, [[ACC]]>, !tile.tile<16xf32, [[ROW]]>
-func.func @loop_carried(%n: i32) attributes {tile.kernel, tile.num_warps = 1 : i64} {
+func.func @loop_carried(%n: i32) attributes {tile.kernel, tile.schedule = #tile.schedule<num_warps = 1>} {
   %c0 = arith.constant 0 : i32
   %c1 = arith.constant 1 : i32
   %init = tile.full 0.0 : f32 : !tile.tile<16x16xf32>
@@ -231,7 +231,7 @@ func.func @rank_three() attributes {tile.kernel} {
 
 // -----
 
-func.func @mma_m_not_multiple_of_16() attributes {tile.kernel, tile.num_warps = 1 : i64} {
+func.func @mma_m_not_multiple_of_16() attributes {tile.kernel, tile.schedule = #tile.schedule<num_warps = 1>} {
   %a = tile.full 0.0 : bf16 : !tile.tile<8x16xbf16>
   %b = tile.full 0.0 : bf16 : !tile.tile<16x8xbf16>
   %c = tile.full 0.0 : f32 : !tile.tile<8x8xf32>
@@ -242,7 +242,7 @@ func.func @mma_m_not_multiple_of_16() attributes {tile.kernel, tile.num_warps = 
 
 // -----
 
-func.func @mma_k_not_multiple_of_16() attributes {tile.kernel, tile.num_warps = 1 : i64} {
+func.func @mma_k_not_multiple_of_16() attributes {tile.kernel, tile.schedule = #tile.schedule<num_warps = 1>} {
   %a = tile.full 0.0 : f16 : !tile.tile<16x8xf16>
   %b = tile.full 0.0 : f16 : !tile.tile<8x8xf16>
   %c = tile.full 0.0 : f32 : !tile.tile<16x8xf32>
@@ -253,7 +253,7 @@ func.func @mma_k_not_multiple_of_16() attributes {tile.kernel, tile.num_warps = 
 
 // -----
 
-func.func @tf32_unsupported() attributes {tile.kernel, tile.num_warps = 1 : i64} {
+func.func @tf32_unsupported() attributes {tile.kernel, tile.schedule = #tile.schedule<num_warps = 1>} {
   %a = tile.full 0.0 : f32 : !tile.tile<16x8xf32>
   %b = tile.full 0.0 : f32 : !tile.tile<8x8xf32>
   %c = tile.full 0.0 : f32 : !tile.tile<16x8xf32>
@@ -264,8 +264,8 @@ func.func @tf32_unsupported() attributes {tile.kernel, tile.num_warps = 1 : i64}
 
 // -----
 
-// expected-error @below {{NUM_WARPS must be a power of two in [1, 32], got 3}}
-func.func @three_warps() attributes {tile.kernel, tile.num_warps = 3 : i64} {
+// expected-error @below {{invalid schedule: num_warps must be a power of two in [1, 32], got 3}}
+func.func @three_warps() attributes {tile.kernel, tile.schedule = #tile.schedule<num_warps = 3>} {
   %0 = tile.iota : !tile.tile<16xi32>
   return
 }

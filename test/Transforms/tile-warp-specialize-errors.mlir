@@ -7,11 +7,11 @@
 // RUN: not tile-opt %s -tile-warp-specialize 2>&1 | FileCheck %s
 
 module attributes {tile.arch = "sm_90a"} {
-  func.func @k(%k: !tile.ptr<bf16>, %n: i32) attributes {tile.kernel, tile.num_warps = 4 : i64, tile.params = {PRODUCER = true, TMA = true}} {
+  func.func @k(%k: !tile.ptr<bf16>, %n: i32) attributes {tile.kernel, tile.schedule = #tile.schedule<producer = true>} {
     %c0 = arith.constant 0 : i32
     %c64 = arith.constant 64 : i32
     %true = arith.constant true
-    // CHECK: tile-warp-specialize-errors.mlir:[[@LINE+1]]:11: error: PRODUCER = true: a TMA copy needs this value, which the producer warpgroup cannot compute (a tile, or an op with memory effects or regions)
+    // CHECK: tile-warp-specialize-errors.mlir:[[@LINE+1]]:11: error: schedule producer = true: a TMA copy needs this value, which the producer warpgroup cannot compute (a tile, or an op with memory effects or regions)
     %ub = scf.execute_region -> i32 {
       scf.yield %n : i32
     }

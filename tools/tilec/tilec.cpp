@@ -12,6 +12,7 @@
 //   needs a name.
 //
 //===----------------------------------------------------------------------===//
+#include "ScheduleFlags.h"
 #include "tile/Compiler.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -38,7 +39,7 @@ static cl::opt<std::string>
                         ">= ptx, else the file to write"));
 static cl::opt<std::string>
     emitName("emit", cl::init("ptx"), cl::value_desc("stage"), cl::cat(category),
-             cl::desc("Stop after this stage: ast, tile, tile-opt, layout, "
+             cl::desc("Stop after this stage: ast, tile, optimize, layout, "
                       "gpu, nvvm, llvm, ptx (default) or cubin"));
 static cl::list<std::string>
     defines("D", cl::Prefix, cl::value_desc("NAME=VALUE"), cl::cat(category),
@@ -51,6 +52,10 @@ static cl::opt<std::string> kernel("kernel", cl::value_desc("name"),
                                    cl::desc("Kernel to compile when the file "
                                             "has several"),
                                    cl::cat(category));
+static cl::opt<bool>
+    remarks("remarks", cl::cat(category),
+            cl::desc("Explain, at its location, each load, loop or dot the "
+                     "sm_90a fast path leaves out"));
 static cl::opt<bool>
     timeStages("time-stages", cl::cat(category),
                cl::desc("Print the wall time of each compile stage to stderr"));
@@ -93,7 +98,7 @@ static void tuneMalloc() {
 int main(int argc, char **argv) {
   tuneMalloc();
   InitLLVM init(argc, argv);
-  cl::HideUnrelatedOptions(category);
+  cl::HideUnrelatedOptions({&category, &tilec::scheduleCategory()});
   cl::SetVersionPrinter(
       [](raw_ostream &os) { os << tile::versionString() << "\n"; });
   cl::ParseCommandLineOptions(argc, argv, "tilec: the .tile compiler\n");
@@ -115,6 +120,10 @@ int main(int argc, char **argv) {
   options.ptxasPath = ptxas;
   options.timeStages = timeStages;
   options.llvmO3 = llvmO3;
+  options.remarks = remarks;
+  std::string badSchedule = tilec::scheduleFromFlags(options.schedule);
+  if (!badSchedule.empty())
+    return fail(badSchedule);
   for (const std::string &d : defines) {
     size_t eq = d.find('=');
     if (eq == std::string::npos || eq == 0)

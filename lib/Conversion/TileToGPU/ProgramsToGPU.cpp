@@ -1,7 +1,7 @@
 //===- ProgramsToGPU.cpp - tile.program_ticket / tile.share_program -------===//
 //
 // The dynamic order of persistent kernels (tile-dynamic-persistent), and
-// tile.cta_member (CTA_PROGRAMS).
+// tile.cta_member (cta_programs).
 //
 // Tickets: each kernel that takes them gets a module global of two i32
 // counters, zero when the module is loaded: [0] the next ticket, [1] the
@@ -119,7 +119,7 @@ struct ShareProgramLowering : TilePattern<ShareProgramOp> {
     return success();
   }
 };
-/// The program's index in its CTA (CTA_PROGRAMS): its warps' block of the
+/// The program's index in its CTA (cta_programs): its warps' block of the
 /// consumer warps.
 struct CtaMemberLowering : TilePattern<CtaMemberOp> {
   using TilePattern::TilePattern;

@@ -163,7 +163,7 @@ Value lowering::sharedBuffer(OpBuilder &b, Location loc, KernelInfo &k,
   auto typed = MemRefType::get({numElems}, elemType,
                                MemRefLayoutAttrInterface{}, wg);
   // Temporaries start after the persistent part (TMA slots); each program
-  // of a CTA (CTA_PROGRAMS) has its own.
+  // of a CTA (cta_programs) has its own.
   Value shift = arith::ConstantIndexOp::create(b, loc, k.persistentBytes);
   if (k.members > 1)
     shift = arith::AddIOp::create(

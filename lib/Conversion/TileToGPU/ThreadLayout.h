@@ -35,7 +35,7 @@ struct TmaSlot {
   /// and of two in warp-specialized kernels.
   bool hasEmpty = false;
   /// Buffers (and full barriers) per stage: 1, or in a one-stage slot of a
-  /// kernel with CTA_PROGRAMS > 1 one per program of the CTA, whose
+  /// kernel with cta_programs > 1 one per program of the CTA, whose
   /// tile.cta_member (`member`) then picks its own in place of the stage.
   int64_t members = 1;
   Value member;
@@ -57,10 +57,10 @@ struct TmaSlot {
 /// Per-kernel values created at the top of each gpu.func.
 struct KernelInfo {
   Value lane;   ///< i32 lane id in [0, 32)
-  Value warp;   ///< i32 warp id: [0, tile.num_warps) in the code of tiles
+  Value warp;   ///< i32 warp id: [0, num_warps) in the code of tiles
   Value ctaWarp; ///< i32 warp id in the CTA (= warp unless members > 1)
-  int64_t warps = 4;            ///< tile.num_warps: the warps of one program
-  /// CTA_PROGRAMS: programs run by the CTA's consumer warps, `warps` warps
+  int64_t warps = 4;            ///< the schedule's num_warps: the warps of one program
+  /// cta_programs: programs run by the CTA's consumer warps, `warps` warps
   /// each (warps `member * warps` ...); > 1 only in warp-specialized kernels.
   int64_t members = 1;
   Value member;        ///< i32 program index in the CTA: ctaWarp / warps

@@ -2,11 +2,12 @@
 //
 // Post-conditions: the module is a gpu.container_module; each tile kernel
 // is a `gpu.func` kernel in `gpu.module @tile_kernels`, with known block
-// size 32 * tile.num_warps (plus a producer warpgroup in warp-specialized
+// size 32 * num_warps (the schedule) (plus a producer warpgroup in warp-specialized
 // kernels) and `tile.shared_memory` set; no tile op or type is left
 // (pointers are i64 byte addresses).
 //
 //===----------------------------------------------------------------------===//
+#include "dialects/tile/TargetInfo.h"
 #include "lib/Conversion/Passes.h"
 #include "lib/Conversion/TileToGPU/ThreadLayout.h"
 
@@ -28,23 +29,20 @@ using namespace mlir::tile::lowering;
 namespace {
 /// The programs per SM ptxas must make room for (`.minnctapersm`, which
 /// caps registers at 64K / (programs * threads)): the kernel's compile-time
-/// MIN_BLOCKS, lowered to what shared memory allows (228 KiB per SM, 1 KiB
+/// min_blocks, lowered to what shared memory allows (228 KiB per SM, 1 KiB
 /// reserved per program); 0 (or no such parameter): no hint, ptxas spends
 /// registers freely (flash_fwd at D = 64, BM = 64 took 139, so 3 programs
 /// per SM, where 127 fit without spills: 4).
 int64_t minBlocksPerSM(gpu::GPUFuncOp fn, int64_t sharedBytes) {
-  int64_t want = getKernelParam(fn, "MIN_BLOCKS", 0);
+  int64_t want = getSchedule(fn).getMinBlocks();
   if (want <= 0)
     return 0;
-  int64_t bySmem = (228 * 1024) / (sharedBytes + 1024);
+  const TargetInfo &t = targetInfo("sm_90a"); // min_blocks: sm_90a budgets
+  int64_t bySmem = t.sharedPerSM / (sharedBytes + t.sharedReservedPerBlock);
   return std::max<int64_t>(1, std::min<int64_t>(bySmem, want));
 }
 
-int64_t warpsOf(Operation *fn) {
-  if (auto a = fn->getAttrOfType<IntegerAttr>(kNumWarpsAttr))
-    return a.getInt();
-  return 4;
-}
+int64_t warpsOf(Operation *fn) { return getSchedule(fn).getNumWarps(); }
 
 /// The tile.warp_specialize of a kernel, if any: tile-warp-specialize makes
 /// it the first op of the body.
@@ -55,9 +53,9 @@ WarpSpecializeOp specializeOp(FunctionOpInterface fn) {
   return dyn_cast<WarpSpecializeOp>(body.front().front());
 }
 
-/// CTA_PROGRAMS: the programs a CTA runs (tile-persistent), 1 unless set.
+/// cta_programs: the programs a CTA runs (tile-persistent), 1 unless set.
 int64_t membersOf(Operation *fn) {
-  return std::max<int64_t>(1, getKernelParam(fn, "CTA_PROGRAMS", 1));
+  return std::max<int64_t>(1, getSchedule(fn).getCtaPrograms());
 }
 
 /// Moves a tile kernel into the gpu.module as a gpu.func kernel.
@@ -71,7 +69,7 @@ gpu::GPUFuncOp outline(func::FuncOp fn, gpu::GPUModuleOp gpuModule,
   int64_t warps = warpsOf(fn) * membersOf(fn) + extraWarps;
   gfn.setKnownBlockSizeAttr(
       b.getDenseI32ArrayAttr({int32_t(32 * warps), 1, 1}));
-  for (StringRef name : {kParamsAttr.data(), kNumWarpsAttr.data()})
+  for (StringRef name : {kParamsAttr.data(), kScheduleAttr.data()})
     if (Attribute a = fn->getAttr(name))
       gfn->setAttr(name, a);
   // Replace gpu.func's empty entry block by the kernel's body.
@@ -87,8 +85,8 @@ gpu::GPUFuncOp outline(func::FuncOp fn, gpu::GPUModuleOp gpuModule,
 }
 
 /// lane = tid & 31, warp = tid >> 5, at the top of the kernel; with
-/// CTA_PROGRAMS = G > 1, warp = (tid >> 5) mod NUM_WARPS and member =
-/// (tid >> 5) / NUM_WARPS (NUM_WARPS is a power of two).
+/// cta_programs = G > 1, warp = (tid >> 5) mod num_warps and member =
+/// (tid >> 5) / num_warps (num_warps is a power of two).
 KernelInfo threadIds(gpu::GPUFuncOp fn) {
   OpBuilder b = OpBuilder::atBlockBegin(&fn.getBody().front());
   Location loc = fn.getLoc();
@@ -122,7 +120,7 @@ struct RegisterSplit {
   bool moved;
 };
 RegisterSplit splitRegisters(int64_t consumerWarps, int64_t blocks) {
-  constexpr int64_t kRegs = 65536, kMax = 256;
+  const int64_t kRegs = targetInfo("sm_90a").registersPerSM, kMax = 256;
   int64_t threads = 32 * (consumerWarps + kProducerWarps);
   RegisterSplit r;
   r.launch = std::min(kMax, kRegs / blocks / threads / 8 * 8);
@@ -144,10 +142,11 @@ void splitWarps(gpu::GPUFuncOp fn, WarpSpecializeOp ws, KernelInfo &k) {
   auto c32 = [&](int64_t v) { return i32Const(b, loc, v); };
   int64_t consumerWarps = k.consumerWarps();
   RegisterSplit regs = splitRegisters(
-      consumerWarps, std::max<int64_t>(1, getKernelParam(fn, "MIN_BLOCKS", 0)));
+      consumerWarps, std::max<int64_t>(1, getSchedule(fn).getMinBlocks()));
   if (regs.moved)
     fn->setAttr(NVVM::NVVMDialect::getMaxnregAttrName(),
-                b.getI32IntegerAttr(std::min<int64_t>(255, regs.launch)));
+                b.getI32IntegerAttr(std::min<int64_t>(
+                    targetInfo("sm_90a").maxRegistersPerThread, regs.launch)));
   auto setmaxnreg = [&](OpBuilder &bb, StringRef dir, int64_t n) {
     if (regs.moved)
       ptx(bb, loc, Type(), ValueRange{},
@@ -231,8 +230,8 @@ struct ConvertTileToGPUPass
       KernelInfo &k = state.kernels[gfn] = threadIds(gfn);
       k.specialized = bool(ws);
       if (k.members > 1 && !ws) {
-        gfn.emitError("CTA_PROGRAMS > 1 needs a producer warpgroup "
-                      "(PRODUCER = true, sm_90a, TMA copies)");
+        gfn.emitError("cta_programs > 1 needs a producer warpgroup "
+                      "(producer = true, sm_90a, TMA copies)");
         return signalPassFailure();
       }
       if (failed(setupTmaSlots(gfn, k)) || failed(setupPrograms(gfn, k, state.arch)))

@@ -18,8 +18,8 @@
 // parity, then the rows past the valid ones are zeroed. wgmma reads the
 // slot in place, as a dot's B or (K contiguous) A operand (WgmmaToGPU.cpp),
 // so tma_wait yields no registers. A one-stage slot in a kernel running
-// CTA_PROGRAMS > 1 programs per CTA has a buffer and a barrier per
-// program (TMA_A in the loop over programs): lane 0 of each program's
+// cta_programs > 1 programs per CTA has a buffer and a barrier per
+// program (tma_a in the loop over programs): lane 0 of each program's
 // first warp copies, after the program's own barrier.
 //
 // A tile.tma_store's slot is one buffer, no barriers (tile-tma-loads makes
@@ -176,7 +176,7 @@ struct TmaCopyLowering : TilePattern<TmaCopyOp> {
     // holds.
     bool producer = op.getProducer();
     // In a warp-specialized kernel only a one-stage slot's copy stays with
-    // the program's warps (TMA_A in a PERSISTENT kernel, tile-warp-specialize).
+    // the program's warps (tma_a in a persistent kernel, tile-warp-specialize).
     if (producer && !ki.specialized)
       return op.emitError("producer copy outside tile.warp_specialize");
     if (!producer && ki.specialized && slot.stages != 1)
