@@ -38,17 +38,17 @@ func.func @reverse() -> i32 attributes {tile.kernel, tile.schedule = #tile.sched
 // CHECK: %[[NXY:.*]] = arith.muli %[[NX]], %[[Y]] : i32
 // CHECK: %[[P:.*]] = arith.addi %[[X]], %[[NXY]] : i32
 // CHECK: %[[G:.*]] = arith.constant 64 : i32
-// CHECK: %[[GN:.*]] = arith.divui %[[G]], %[[NX]] : i32
+// CHECK: %[[GN:.*]] = arith.divsi %[[G]], %[[NX]] : i32
 // CHECK: %[[H:.*]] = arith.maxsi %{{.*}}, %[[GN]] : i32
 // CHECK: %[[SPAN:.*]] = arith.muli %[[NX]], %[[H]] : i32
-// CHECK: %[[GRP:.*]] = arith.divui %[[P]], %[[SPAN]] : i32
+// CHECK: %[[GRP:.*]] = arith.divsi %[[P]], %[[SPAN]] : i32
 // CHECK: %[[FIRST:.*]] = arith.muli %[[GRP]], %[[H]] : i32
 // CHECK: %[[LEFT:.*]] = arith.subi %[[NY]], %[[FIRST]] : i32
 // CHECK: %[[SIZE:.*]] = arith.minsi %[[H]], %[[LEFT]] : i32
 // CHECK: %[[FNX:.*]] = arith.muli %[[FIRST]], %[[NX]] : i32
 // CHECK: %[[R:.*]] = arith.subi %[[P]], %[[FNX]] : i32
-// CHECK: %[[LX:.*]] = arith.divui %[[R]], %[[SIZE]] : i32
-// CHECK: %[[RY:.*]] = arith.remui %[[R]], %[[SIZE]] : i32
+// CHECK: %[[LX:.*]] = arith.divsi %[[R]], %[[SIZE]] : i32
+// CHECK: %[[RY:.*]] = arith.remsi %[[R]], %[[SIZE]] : i32
 // CHECK: %[[LY:.*]] = arith.addi %[[FIRST]], %[[RY]] : i32
 // CHECK-NOT: tile.program_id
 // CHECK: arith.subi %[[LX]], %[[LY]]
