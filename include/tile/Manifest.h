@@ -18,8 +18,12 @@ namespace tile {
 struct KernelParam {
   std::string name;
   std::string type;
+  /// Pointers: the byte alignment the code was compiled for (the compiler
+  /// assumes it, e.g. for 16-byte vector loads); the launcher refuses a
+  /// pointer that is not a multiple of it. 0: none recorded.
+  int align = 0;
   bool operator==(const KernelParam &o) const {
-    return name == o.name && type == o.type;
+    return name == o.name && type == o.type && align == o.align;
   }
 };
 

@@ -37,7 +37,8 @@ int64_t AxisAnalysis::scalarDivisibility(Value v) const {
                       scalarDivisibility(loop.getStep()));
     if (auto p = dyn_cast<PtrType>(v.getType()))
       return std::max<int64_t>(
-          1, 16 / std::max<int64_t>(1, p.getPointeeType().getIntOrFloatBitWidth() / 8));
+          1, kPointerArgAlignment /
+                 std::max<int64_t>(1, p.getPointeeType().getIntOrFloatBitWidth() / 8));
     return 1;
   }
   Operation *def = v.getDefiningOp();

@@ -17,6 +17,11 @@
 
 namespace mlir::tile {
 
+/// The byte alignment the compiler assumes for every pointer argument of a
+/// kernel (16: a 16-byte vector load or TMA box may start there). Recorded
+/// per pointer in the manifest; the launcher refuses a pointer off it.
+constexpr int64_t kPointerArgAlignment = 16;
+
 struct AxisInfo {
   /// Per dimension: the constant stride, or nullopt when not affine.
   SmallVector<std::optional<int64_t>> stride;

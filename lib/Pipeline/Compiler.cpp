@@ -8,6 +8,7 @@
 #include "tile/Compiler.h"
 
 #include "dialects/tile/TileDialect.h"
+#include "lib/Analysis/AxisInfo.h"
 #include "lib/Conversion/Passes.h"
 #include "lib/Frontend/Frontend.h"
 #include "lib/Pipeline/Registration.h"
@@ -71,7 +72,10 @@ void describeKernel(mlir::ModuleOp module, Manifest &m) {
     for (auto [i, t] : llvm::enumerate(fn.getArgumentTypes())) {
       auto name = fn.getArgAttrOfType<mlir::StringAttr>(i, "tile.name");
       m.params.push_back({name ? name.str() : "arg" + std::to_string(i),
-                          sourceTypeName(t)});
+                          sourceTypeName(t),
+                          llvm::isa<mlir::tile::PtrType>(t)
+                              ? int(mlir::tile::kPointerArgAlignment)
+                              : 0});
     }
     if (auto params = fn->getAttrOfType<mlir::DictionaryAttr>(
             mlir::tile::kParamsAttr))

@@ -72,6 +72,23 @@ Status checkArguments(const Manifest &manifest,
       return Status::error("argument " + std::to_string(i) + " '" +
                            params[i].name + "': expected " + params[i].type +
                            ", got " + got);
+    // The code assumes the alignment (16-byte vector loads): a pointer off
+    // it would fault on the GPU (CUDA_ERROR_MISALIGNED_ADDRESS, which
+    // poisons the context), so it never reaches a launch.
+    std::uint64_t align = std::uint64_t(std::max(0, params[i].align));
+    if (args[i].kind == KernelArg::Kind::Pointer && align > 1 &&
+        args[i].value.ptr % align != 0) {
+      char ptr[24];
+      std::snprintf(ptr, sizeof(ptr), "0x%llx",
+                    static_cast<unsigned long long>(args[i].value.ptr));
+      return Status::error(
+          "argument " + std::to_string(i) + " '" + params[i].name + "' (" +
+          params[i].type + "): pointer " + ptr + " is not " +
+          std::to_string(align) + "-byte aligned; the kernel was compiled for " +
+          std::to_string(align) +
+          "-byte aligned pointers (vector loads): pass an aligned allocation "
+          "or copy the slice");
+    }
   }
   return Status();
 }

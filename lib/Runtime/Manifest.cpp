@@ -34,7 +34,10 @@ std::string Manifest::toJSON() const {
   for (std::size_t i = 0; i < params.size(); ++i)
     j += std::string(i ? "," : "") +
          "\n    {\"name\": " + quote(params[i].name) +
-         ", \"type\": " + quote(params[i].type) + "}";
+         ", \"type\": " + quote(params[i].type) +
+         (params[i].align ? ", \"align\": " + std::to_string(params[i].align)
+                          : std::string()) +
+         "}";
   j += params.empty() ? "],\n" : "\n  ],\n";
   j += "  \"constants\": {";
   bool first = true;
@@ -216,6 +219,13 @@ bool Manifest::fromJSON(const std::string &text, Manifest &out,
     if (!getString(p, "name", kp.name, why) ||
         !getString(p, "type", kp.type, why))
       return bad(where + ": " + why);
+    if (const Value *a = p.get("align")) { // absent in older manifests
+      if (a->kind != Value::Number || a->number < 1 || a->number > 4096 ||
+          a->number != double(int(a->number)) ||
+          (int(a->number) & (int(a->number) - 1)))
+        return bad(where + ": \"align\" must be a power of two in [1, 4096]");
+      kp.align = int(a->number);
+    }
     m.params.push_back(std::move(kp));
   }
 

@@ -11,9 +11,9 @@ namespace {
 Manifest sample() {
   Manifest m;
   m.kernelName = "flash_fwd";
-  m.params = {{"q", "ptr<bf16>"}, {"k", "ptr<bf16>"},  {"v", "ptr<bf16>"},
-              {"o", "ptr<bf16>"}, {"lse", "ptr<f32>"}, {"seqlen", "i32"},
-              {"sm_scale", "f32"}};
+  m.params = {{"q", "ptr<bf16>", 16}, {"k", "ptr<bf16>", 16},
+              {"v", "ptr<bf16>", 16}, {"o", "ptr<bf16>", 16},
+              {"lse", "ptr<f32>", 16}, {"seqlen", "i32"}, {"sm_scale", "f32"}};
   m.constants = {
       {"BM", "128"}, {"BN", "64"}, {"CAUSAL", "true"}, {"T", "bf16"}};
   m.blockSize = 128;
@@ -130,10 +130,27 @@ TEST(Manifest, SchemaErrorsNameTheKey) {
             "invalid manifest: \"params\" must be an array, got object");
 }
 
+TEST(Manifest, PointerAlignment) {
+  std::string json = sample().toJSON();
+  EXPECT_NE(json.find("{\"name\": \"q\", \"type\": \"ptr<bf16>\", \"align\": 16}"),
+            std::string::npos)
+      << json;
+  EXPECT_NE(json.find("{\"name\": \"seqlen\", \"type\": \"i32\"}"),
+            std::string::npos)
+      << json;
+  std::string bad = json;
+  bad.replace(bad.find("\"align\": 16"), 11, "\"align\": 12");
+  EXPECT_EQ(parseError(bad),
+            "invalid manifest: params[0]: \"align\" must be a power of two in [1, 4096]");
+}
+
 TEST(Manifest, EqualityLooksAtEveryField) {
   Manifest a = sample(), b = sample();
   EXPECT_EQ(a, b);
   b.params[5].type = "i64";
+  EXPECT_FALSE(a == b);
+  b = sample();
+  b.params[0].align = 8;
   EXPECT_FALSE(a == b);
   b = sample();
   b.constants["BM"] = "64";
