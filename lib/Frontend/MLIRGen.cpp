@@ -17,7 +17,17 @@ MLIRGen::MLIRGen(MLIRContext &ctx, llvm::StringRef filename, const Program &p)
       program(p) {}
 
 Location MLIRGen::loc(SrcLoc l) {
-  return FileLineColLoc::get(file, l.line, l.col);
+  Location at = FileLineColLoc::get(file, l.line, l.col);
+  if (callSites.empty())
+    return at;
+  // Outermost call first: each inner call site is called from the ones
+  // around it; diagnostics print the chain as "called from" notes.
+  Location caller =
+      FileLineColLoc::get(file, callSites[0].line, callSites[0].col);
+  for (size_t i = 1; i < callSites.size(); ++i)
+    caller = CallSiteLoc::get(
+        FileLineColLoc::get(file, callSites[i].line, callSites[i].col), caller);
+  return CallSiteLoc::get(at, caller);
 }
 
 InFlightDiagnostic MLIRGen::error(SrcLoc l) { return emitError(loc(l)); }
@@ -325,6 +335,7 @@ FailureOr<Val> MLIRGen::inlineFn(const FnDecl &fn, const CallExpr &call,
   size_t savedBase = frameBase;
   unsigned savedLoops = loopDepth;
   callStack.push_back(fn.name);
+  callSites.push_back(call.getLoc());
   frameBase = scopes.size();
   loopDepth = 0;
   returned = false;
@@ -343,6 +354,7 @@ FailureOr<Val> MLIRGen::inlineFn(const FnDecl &fn, const CallExpr &call,
   returned = false;
   returnValue = Val();
   callStack.pop_back();
+  callSites.pop_back();
   if (!ok)
     return failure();
   return result;

@@ -81,6 +81,9 @@ private:
   std::deque<Scope> scopes; // a deque: pushing a scope keeps Binding& valid
   size_t frameBase = 1;
   std::vector<std::string> callStack;
+  /// Where each helper on callStack was called: ops and errors inside an
+  /// inlined helper get a CallSiteLoc (the helper's line, called from here).
+  std::vector<SrcLoc> callSites;
   unsigned loopDepth = 0;
   /// Statements and expressions being generated, inlined helpers included;
   /// bounded so that hostile input cannot exhaust the stack.

@@ -125,6 +125,21 @@ struct Assigner {
         r.setType(with(r.getType(), l));
   }
 
+  /// `op`'s location, or for an op the compiler made (a folded constant:
+  /// no source location) that of its first user with one, else the
+  /// kernel's: every error points into the source.
+  static Location sourceLoc(Operation *op) {
+    SmallVector<Operation *> work{op};
+    for (unsigned i = 0; i < work.size() && i < 64; ++i) {
+      if (!isa<UnknownLoc>(work[i]->getLoc()))
+        return work[i]->getLoc();
+      for (Operation *user : work[i]->getUsers())
+        work.push_back(user);
+    }
+    auto fn = op->getParentOfType<func::FuncOp>();
+    return fn ? fn.getLoc() : op->getLoc();
+  }
+
   LogicalResult check(Operation *op) {
     auto bad = [&](Type t) -> bool {
       auto tt = dyn_cast<TileType>(t);
@@ -133,9 +148,17 @@ struct Assigner {
     for (Type t : llvm::concat<Type>(op->getOperandTypes(), op->getResultTypes()))
       if (bad(t)) {
         auto tt = cast<TileType>(t);
-        return op->emitError() << "tile shape [" << tt.getShape()
-                               << "] is not supported: tiles must have rank 1 "
-                                  "or 2 and power-of-two dimensions";
+        InFlightDiagnostic d =
+            mlir::emitError(sourceLoc(op))
+            << "tile shape [" << tt.getShape()
+            << "] is not supported: tiles must have rank 1 or 2 and "
+               "power-of-two dimensions";
+        if (auto fn = op->getParentOfType<func::FuncOp>())
+          if (auto params = fn->getAttrOfType<DictionaryAttr>(kParamsAttr);
+              params && !params.empty())
+            d.attachNote(fn.getLoc()) << "kernel '" << fn.getName()
+                                      << "' compiled with " << params;
+        return d;
       }
     return success();
   }

@@ -1,0 +1,92 @@
+# Install.cmake - what `cmake --install` puts under the prefix (docs/using.md).
+#
+#   bin/tilec                               the compiler driver
+#   include/tile/*.h                        the public API (+ Version.h)
+#   lib/libTileRuntime.a                    tilec::runtime   (no LLVM; libdl)
+#   lib/libTileJITCore.a                    tilec::jit_core  (cache + JIT class)
+#   lib/libTileCompiler.so.X.Y.Z (+ links)  tilec::compiler  (tile::compile)
+#   lib/cmake/tilec/tilecConfig.cmake, tilecConfigVersion.cmake,
+#                   tilecTargets*.cmake     find_package(tilec)
+#   lib/pkgconfig/tilec.pc, tilec-runtime.pc
+#   share/doc/tilec/using.md
+#
+# tilec::jit = tilec::jit_core + tilec::compiler (+ tilec::runtime): link it
+# to compile .tile at run time; link tilec::runtime alone to load what
+# `tilec` compiled ahead of time. The internal MLIR libraries (TileDialect,
+# TilePipeline, ...) are not installed: LLVM_INSTALL_TOOLCHAIN_ONLY (top-level
+# CMakeLists.txt) turns off add_mlir_library's own install rules.
+include_guard(GLOBAL)
+include(CMakePackageConfigHelpers)
+
+set(TILEC_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/tilec)
+
+# The public headers, and the generated version header beside them.
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/tile
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+  COMPONENT tilec
+  FILES_MATCHING PATTERN "*.h")
+install(FILES ${PROJECT_BINARY_DIR}/tile/Version.h
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tile
+  COMPONENT tilec)
+
+if(TARGET tilec)
+  install(TARGETS tilec RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
+          COMPONENT tilec)
+endif()
+
+# Exported names: tilec::runtime, tilec::jit_core, tilec::compiler, tilec::jit.
+set_target_properties(TileRuntime PROPERTIES EXPORT_NAME runtime)
+set_target_properties(TileJITCore PROPERTIES EXPORT_NAME jit_core)
+set(_tilec_exported TileRuntime TileJITCore)
+if(TARGET TileCompiler AND TARGET TileJIT)
+  set_target_properties(TileCompiler PROPERTIES EXPORT_NAME compiler)
+  set_target_properties(TileJIT PROPERTIES EXPORT_NAME jit)
+  list(APPEND _tilec_exported TileCompiler TileJIT)
+endif()
+install(TARGETS ${_tilec_exported}
+  EXPORT tilecTargets
+  COMPONENT tilec
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
+  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(EXPORT tilecTargets
+  NAMESPACE tilec::
+  DESTINATION ${TILEC_INSTALL_CMAKEDIR}
+  COMPONENT tilec)
+
+configure_package_config_file(
+  ${PROJECT_SOURCE_DIR}/cmake/tilecConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/cmake/tilecConfig.cmake
+  INSTALL_DESTINATION ${TILEC_INSTALL_CMAKEDIR})
+# 0.x: a new minor version may break the API, so only X.Y.* is compatible.
+write_basic_package_version_file(
+  ${PROJECT_BINARY_DIR}/cmake/tilecConfigVersion.cmake
+  VERSION ${PROJECT_VERSION}
+  COMPATIBILITY SameMinorVersion)
+install(FILES
+  ${PROJECT_BINARY_DIR}/cmake/tilecConfig.cmake
+  ${PROJECT_BINARY_DIR}/cmake/tilecConfigVersion.cmake
+  DESTINATION ${TILEC_INSTALL_CMAKEDIR}
+  COMPONENT tilec)
+
+# pkg-config files, relocatable (prefix from the .pc file's own place).
+file(RELATIVE_PATH TILEC_PC_TO_PREFIX
+  /prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig /prefix)
+string(REGEX REPLACE "/$" "" TILEC_PC_TO_PREFIX "${TILEC_PC_TO_PREFIX}")
+set(TILEC_PC_DL_LIBS)
+foreach(lib IN LISTS CMAKE_DL_LIBS)
+  string(APPEND TILEC_PC_DL_LIBS " -l${lib}")
+endforeach()
+string(STRIP "${TILEC_PC_DL_LIBS}" TILEC_PC_DL_LIBS)
+foreach(pc tilec tilec-runtime)
+  configure_file(${PROJECT_SOURCE_DIR}/cmake/${pc}.pc.in
+                 ${PROJECT_BINARY_DIR}/cmake/${pc}.pc @ONLY)
+  install(FILES ${PROJECT_BINARY_DIR}/cmake/${pc}.pc
+    DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig
+    COMPONENT tilec)
+endforeach()
+
+install(FILES ${PROJECT_SOURCE_DIR}/docs/using.md
+  DESTINATION ${CMAKE_INSTALL_DOCDIR}
+  COMPONENT tilec)
