@@ -182,10 +182,15 @@ void AxisAnalysis::visit(Operation *op) {
             return i;
           })
           .Default([&](Operation *) { return unknown(rank); });
-  // A constant dimension has stride 0.
-  for (unsigned d = 0; d < rank; ++d)
+  // A constant dimension has stride 0, and a stride of 0 is a constant
+  // dimension (rows * stride with a run-time stride: constant along the
+  // columns, so rows * stride + cols is contiguous along them).
+  for (unsigned d = 0; d < rank; ++d) {
     if (info.stride[d] && *info.stride[d] == 0)
       info.constant[d] = true;
+    if (info.constant[d])
+      info.stride[d] = 0;
+  }
   infos[op->getResult(0)] = info;
 }
 
