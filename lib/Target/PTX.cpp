@@ -12,11 +12,16 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
+#include "llvm/Support/Signals.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Triple.h"
 
+#include <atomic>
+#include <csignal>
 #include <mutex>
+
+#include <sys/types.h>
 
 using namespace tile;
 
@@ -168,20 +173,68 @@ std::string target::findPtxas(const std::string &hint) {
   return {};
 }
 
-/// Runs `argv`, returning its exit code and merged output.
+namespace {
+/// With signal cleanup on (tilec): the running ptxas, killed by an
+/// interrupt; temporary files are registered with LLVM's
+/// RemoveFileOnSignal. A library host (the JIT) keeps its own handlers.
+std::atomic<bool> signalCleanup{false};
+std::atomic<int> childPid{0};
+std::atomic<bool> interrupted{false};
+
+void onInterrupt() {
+  interrupted = true;
+  if (int pid = childPid.load())
+    ::kill(pid, SIGKILL); // async-signal-safe
+}
+
+/// A temporary file that is removed on every path, and on SIGINT/SIGTERM
+/// when signal cleanup is on.
+struct TempFile {
+  llvm::SmallString<128> path;
+  bool keep = false;
+  TempFile(llvm::StringRef prefix, llvm::StringRef suffix) {
+    llvm::sys::fs::createTemporaryFile(prefix, suffix, path);
+    if (signalCleanup)
+      llvm::sys::RemoveFileOnSignal(path);
+  }
+  ~TempFile() {
+    if (signalCleanup)
+      llvm::sys::DontRemoveFileOnSignal(path);
+    if (!keep)
+      llvm::sys::fs::remove(path);
+  }
+};
+} // namespace
+
+void target::enableSignalCleanup() {
+  signalCleanup = true;
+  llvm::sys::SetInterruptFunction(onInterrupt);
+}
+
+/// Runs `argv`, returning its exit code and merged output; -3 when the
+/// process was interrupted (the child is killed, not left running).
 static int run(llvm::ArrayRef<llvm::StringRef> argv, std::string &output) {
-  llvm::SmallString<128> log;
-  llvm::sys::fs::createTemporaryFile("tilec-ptxas", "log", log);
-  std::optional<llvm::StringRef> redirects[] = {std::nullopt, log.str(),
-                                                log.str()};
+  TempFile log("tilec-ptxas", "log");
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, log.path.str(),
+                                                log.path.str()};
   std::string err;
-  int rc = llvm::sys::ExecuteAndWait(argv[0], argv, std::nullopt, redirects,
-                                     /*secondsToWait=*/300, 0, &err);
-  if (auto buf = llvm::MemoryBuffer::getFile(log))
+  bool failed = false;
+  llvm::sys::ProcessInfo pi = llvm::sys::ExecuteNoWait(
+      argv[0], argv, std::nullopt, redirects, 0, &err, &failed);
+  int rc = -1;
+  if (!failed) {
+    childPid = pi.Pid;
+    if (interrupted)
+      onInterrupt();
+    llvm::sys::ProcessInfo done =
+        llvm::sys::Wait(pi, /*SecondsToWait=*/300, &err);
+    childPid = 0;
+    rc = done.ReturnCode;
+  }
+  if (auto buf = llvm::MemoryBuffer::getFile(log.path))
     output = (*buf)->getBuffer().str();
   output += err;
-  llvm::sys::fs::remove(log);
-  return rc;
+  return interrupted ? -3 : rc;
 }
 
 std::string target::ptxasVersion(const std::string &ptxas) {
@@ -213,9 +266,8 @@ bool target::runPtxas(const std::string &ptxas, const std::string &ptx,
   // Every message names the kernel and the target: a log of many compiles
   // (a sweep, the JIT) must say which one ptxas refused.
   std::string what = "kernel '" + firstEntryName(ptx) + "' for " + arch;
-  llvm::SmallString<128> in, out;
-  llvm::sys::fs::createTemporaryFile("tilec", "ptx", in);
-  llvm::sys::fs::createTemporaryFile("tilec", "cubin", out);
+  TempFile inFile("tilec", "ptx"), outFile("tilec", "cubin");
+  const llvm::SmallString<128> &in = inFile.path, &out = outFile.path;
   {
     std::error_code ec;
     llvm::raw_fd_ostream os(in, ec);
@@ -228,6 +280,11 @@ bool target::runPtxas(const std::string &ptxas, const std::string &ptx,
   std::string archFlag = "-arch=" + arch;
   std::string log;
   int rc = run({ptxas, archFlag, in.str(), "-o", out.str()}, log);
+  if (rc == -3) {
+    error = "interrupted while ptxas compiled " + what +
+            " (ptxas stopped, temporary files removed)";
+    return false;
+  }
   if (rc != 0) {
     std::string how = rc == -1   ? "could not be run"
                       : rc == -2 ? "crashed or timed out"
@@ -235,7 +292,7 @@ bool target::runPtxas(const std::string &ptxas, const std::string &ptx,
     error = "ptxas failed on " + what + " (" + how + "):\n" + log +
             "PTX kept at " + in.str().str() + "\nreproduce: " + ptxas + " " +
             archFlag + " " + in.str().str() + " -o /tmp/out.cubin";
-    llvm::sys::fs::remove(out);
+    inFile.keep = true;
     return false;
   }
   // The output file exists (empty) from createTemporaryFile: a ptxas that
@@ -246,12 +303,8 @@ bool target::runPtxas(const std::string &ptxas, const std::string &ptx,
             (buf ? std::string(" (its output file is empty)")
                  : " (" + buf.getError().message() + ")") +
             (log.empty() ? std::string() : ":\n" + log);
-    llvm::sys::fs::remove(in);
-    llvm::sys::fs::remove(out);
     return false;
   }
   cubin = (*buf)->getBuffer().str();
-  llvm::sys::fs::remove(in);
-  llvm::sys::fs::remove(out);
   return true;
 }

@@ -31,6 +31,11 @@ std::string findPtxas(const std::string &hint);
 /// "release 13.0" style version of a ptxas, or "unknown".
 std::string ptxasVersion(const std::string &ptxas);
 
+/// For a command-line tool (tilec): on SIGINT/SIGTERM a running ptxas is
+/// killed and the temporary files are removed; the compile then fails with
+/// "interrupted". Not for library hosts: it installs LLVM's signal handlers.
+void enableSignalCleanup();
+
 /// Assembles `ptx` for `arch` with `ptxas`. On failure `error` holds the
 /// log, the PTX file kept for inspection and a command to reproduce.
 bool runPtxas(const std::string &ptxas, const std::string &ptx,

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 #include "ScheduleFlags.h"
 #include "tile/Compiler.h"
+#include "lib/Target/PTX.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -102,6 +103,8 @@ int main(int argc, char **argv) {
   cl::SetVersionPrinter(
       [](raw_ostream &os) { os << tile::versionString() << "\n"; });
   cl::ParseCommandLineOptions(argc, argv, "tilec: the .tile compiler\n");
+  // Ctrl-C or kill during -emit=cubin stops ptxas and removes its files.
+  ::tile::target::enableSignalCleanup();
 
   tile::EmitStage stage;
   if (!tile::parseEmitStage(emitName, stage))
@@ -120,7 +123,7 @@ int main(int argc, char **argv) {
   options.ptxasPath = ptxas;
   options.timeStages = timeStages;
   options.llvmO3 = llvmO3;
-  options.remarks = remarks;
+  options.remarks = ::remarks;
   std::string badSchedule = tilec::scheduleFromFlags(options.schedule);
   if (!badSchedule.empty())
     return fail(badSchedule);
