@@ -33,5 +33,11 @@ if(TILEC_SANITIZE)
   endif()
   add_compile_options(${TILEC_SANITIZER_FLAGS})
   add_link_options(-fsanitize=address,undefined)
+  # Shared libraries leave the sanitizer runtime's symbols to the executable:
+  # drop HandleLLVMOptions' -z defs (LLVM does the same in its own builds).
+  string(REPLACE "-Wl,-z,defs" "" CMAKE_SHARED_LINKER_FLAGS
+         "${CMAKE_SHARED_LINKER_FLAGS}")
+  string(REPLACE "-Wl,-z,defs" "" CMAKE_MODULE_LINKER_FLAGS
+         "${CMAKE_MODULE_LINKER_FLAGS}")
   message(STATUS "TILEC_SANITIZE: ${TILEC_SANITIZER_FLAGS}")
 endif()

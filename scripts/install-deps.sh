@@ -19,6 +19,8 @@ PKGS=(
   # LLVM's exported CMake targets name ZLIB::ZLIB (the other -dev libraries
   # they name come with llvm-22-dev).
   zlib1g-dev
+  # scripts/sanitize.sh (CI): clang with ASan, UBSan and libFuzzer.
+  clang-14 libclang-rt-14-dev
 )
 # GoogleTest, when the unit or GPU tests use it.
 if grep -qsE 'GTest|gtest' "$ROOT"/test/*/CMakeLists.txt; then

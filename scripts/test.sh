@@ -2,7 +2,10 @@
 # The test command (README; .ci/run calls it): installs what is missing,
 # builds every target into build/, runs the lit suite (`ninja check-tile`)
 # and then every other ctest test (unit + GPU; GPU tests are reported as
-# skipped where there is no GPU). Exits non-zero if anything failed.
+# skipped where there is no GPU), then, when CI=true or SANITIZE=1 (not
+# SANITIZE=0), scripts/sanitize.sh: the ASan + UBSan unit tests, the mutation
+# corpus and FUZZ_SECONDS (120) of the frontend fuzzer, in build-fuzz/.
+# Exits non-zero if anything failed.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -37,8 +40,20 @@ tc=$SECONDS
 (cd "$BUILD_DIR" && ctest --output-on-failure -LE '^lit$' -j "${JOBS:-$(nproc)}") || status=1
 ctest_s=$((SECONDS - tc))
 
+san="skipped (CI=true or SANITIZE=1 runs it)"
+if [[ ${SANITIZE:-} = 1 || ( ${CI:-} = true && ${SANITIZE:-} != 0 ) ]]; then
+  step "sanitizers and fuzzer (scripts/sanitize.sh)"
+  ts=$SECONDS
+  if bash scripts/sanitize.sh; then
+    san="passed $((SECONDS - ts))s"
+  else
+    san="FAILED $((SECONDS - ts))s"
+    status=1
+  fi
+fi
+
 step "summary"
-echo "build ${build_s}s, lit ${lit_s}s, ctest ${ctest_s}s, total $((SECONDS - t0))s"
+echo "build ${build_s}s, lit ${lit_s}s, ctest ${ctest_s}s, sanitize ${san}, total $((SECONDS - t0))s"
 if ((status)); then
   echo "FAILED"
 else

@@ -1,6 +1,7 @@
 //===- FakeCuda.cpp - a fake libcuda for runtime error-path tests ---------===//
 
 #include "FakeCuda.h"
+#include "lib/Runtime/CudaApi.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -107,6 +108,16 @@ void writeLog(int n, int *opts, void **vals, int bufOpt, int sizeOpt,
 }
 } // namespace
 
+// The entry points take the runtime's driver types (CudaApi.h): calling a
+// function through a pointer of another type is undefined, and UBSan's
+// -fsanitize=function reports it (scripts/sanitize.sh).
+using tile::detail::CUcontext;
+using tile::detail::CUevent;
+using tile::detail::CUfunction;
+using tile::detail::CUmodule;
+using tile::detail::CUstream;
+using tile::detail::CUtensorMap;
+
 extern "C" {
 FakeCudaState *fakecuda_state() { return &state; }
 
@@ -151,22 +162,22 @@ int cuDeviceGetAttribute(int *v, int attr, int) {
     return 1;
   }
 }
-int cuDevicePrimaryCtxRetain(void **ctx, int) {
+int cuDevicePrimaryCtxRetain(CUcontext *ctx, int) {
   ++state.retains;
-  *ctx = &state;
+  *ctx = reinterpret_cast<CUcontext>(&state);
   return 0;
 }
 int cuDevicePrimaryCtxRelease_v2(int) {
   ++state.releases;
   return 0;
 }
-int cuCtxSetCurrent(void *) { return 0; }
+int cuCtxSetCurrent(CUcontext) { return 0; }
 int cuCtxSynchronize() {
   ++state.ctxSyncs;
   return 0;
 }
 
-int cuModuleLoadDataEx(void **mod, const void *image, unsigned n, int *opts,
+int cuModuleLoadDataEx(CUmodule *mod, const void *image, unsigned n, int *opts,
                        void **vals) {
   const char *text = static_cast<const char *>(image);
   bool cubin = std::strncmp(text, "FAKECUBIN", 9) == 0;
@@ -178,31 +189,32 @@ int cuModuleLoadDataEx(void **mod, const void *image, unsigned n, int *opts,
     return 218;
   }
   ++state.modulesLoaded;
-  *mod = new FakeModule{std::string(text), declaredParamBytes(text)};
+  *mod = reinterpret_cast<CUmodule>(
+      new FakeModule{std::string(text), declaredParamBytes(text)});
   return 0;
 }
-int cuModuleUnload(void *mod) {
+int cuModuleUnload(CUmodule mod) {
   ++state.modulesUnloaded;
-  delete static_cast<FakeModule *>(mod);
+  delete reinterpret_cast<FakeModule *>(mod);
   return 0;
 }
-int cuModuleGetFunction(void **fn, void *mod, const char *name) {
-  auto *m = static_cast<FakeModule *>(mod);
+int cuModuleGetFunction(CUfunction *fn, CUmodule mod, const char *name) {
+  auto *m = reinterpret_cast<FakeModule *>(mod);
   if (m->image.find(name) == std::string::npos)
     return 500;
-  *fn = mod;
+  *fn = reinterpret_cast<CUfunction>(mod);
   return 0;
 }
-int cuFuncGetAttribute(int *v, int attr, void *) {
+int cuFuncGetAttribute(int *v, int attr, CUfunction) {
   *v = attr == 1 ? state.staticShared : 0;
   return 0;
 }
-int cuFuncSetAttribute(void *, int attr, int value) {
+int cuFuncSetAttribute(CUfunction, int attr, int value) {
   if (attr == 8)
     state.maxDynamicShared = value;
   return 0;
 }
-int cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, void *, int block,
+int cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, CUfunction, int block,
                                                 std::size_t smem) {
   state.occupancyBlockSize = block;
   state.occupancyShared = int(smem);
@@ -211,8 +223,8 @@ int cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, void *, int block,
   *n = state.programsPerSM ? state.programsPerSM : 1;
   return 0;
 }
-int cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
-                   unsigned by, unsigned bz, unsigned smem, void *,
+int cuLaunchKernel(CUfunction fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                   unsigned by, unsigned bz, unsigned smem, CUstream,
                    void **params, void **) {
   ++state.launches;
   state.grid[0] = gx;
@@ -227,7 +239,7 @@ int cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
   // Read no more of an entry than the kernel declares (4 bytes of an i32 or
   // of the persistent grid), as the driver does; undeclared entries are read
   // as 8 bytes, or as 128 from tailParamsFrom on.
-  const auto *module = static_cast<const FakeModule *>(fn);
+  const auto *module = reinterpret_cast<const FakeModule *>(fn);
   for (int i = 0; params && i < 64 && params[i]; ++i) {
     bool declared = module && std::size_t(i) < module->paramBytes.size();
     unsigned bytes = declared ? module->paramBytes[i] : 0;
@@ -283,7 +295,7 @@ int cuMemGetAddressRange_v2(unsigned long long *base, std::size_t *size,
   return 0;
 }
 
-int cuTensorMapEncodeTiled(void *map, int dataType, unsigned rank,
+int cuTensorMapEncodeTiled(CUtensorMap *map, int dataType, unsigned rank,
                            void *address, const std::uint64_t *globalDim,
                            const std::uint64_t *globalStrides,
                            const unsigned *boxDim,
@@ -309,7 +321,7 @@ int cuTensorMapEncodeTiled(void *map, int dataType, unsigned rank,
   c.mapAligned = reinterpret_cast<std::uintptr_t>(map) % 64 == 0;
   if (state.tensorMapEncodeFails)
     return 1;
-  auto *bytes = static_cast<unsigned char *>(map);
+  auto *bytes = reinterpret_cast<unsigned char *>(map);
   std::memset(bytes, 0xA5, 128);
   std::uint64_t tag = 0x7e450000ull + std::uint64_t(n);
   std::memcpy(bytes, &c.address, 8);
@@ -329,18 +341,18 @@ int cuMemsetD8_v2(unsigned long long dst, unsigned char v, std::size_t n) {
   return 0;
 }
 
-int cuEventCreate(void **e, unsigned) {
-  *e = new int(0);
+int cuEventCreate(CUevent *e, unsigned) {
+  *e = reinterpret_cast<CUevent>(new int(0));
   return 0;
 }
-int cuEventRecord(void *, void *) { return 0; }
-int cuEventSynchronize(void *) { return 0; }
-int cuEventElapsedTime(float *ms, void *, void *) {
+int cuEventRecord(CUevent, CUstream) { return 0; }
+int cuEventSynchronize(CUevent) { return 0; }
+int cuEventElapsedTime(float *ms, CUevent, CUevent) {
   *ms = 1.5f;
   return 0;
 }
-int cuEventDestroy_v2(void *e) {
-  delete static_cast<int *>(e);
+int cuEventDestroy_v2(CUevent e) {
+  delete reinterpret_cast<int *>(e);
   return 0;
 }
 

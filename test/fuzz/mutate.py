@@ -8,8 +8,11 @@ deletions, byte flips, byte insertions, token duplications and swaps), runs
   - does not finish within the timeout (hang), or
   - fails (non-zero status) without printing a `file:line:col: error:` line.
 Prints the counts per outcome; failing mutants are kept in --keep DIR.
+With --write DIR it runs nothing: it writes the mutants into DIR, for a
+libFuzzer build to replay (scripts/sanitize.sh). --examples may repeat.
 
   mutate.py --tilec build/bin/tilec --examples examples --mutants 200 --seed 1
+  mutate.py --write /tmp/mutants --examples examples --examples test --mutants 20
 """
 import argparse
 import concurrent.futures
@@ -83,22 +86,42 @@ def run(tilec, path, timeout):
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--tilec", required=True)
-    ap.add_argument("--examples", required=True, help="folder searched for *.tile")
+    ap.add_argument("--tilec")
+    ap.add_argument("--examples", required=True, action="append",
+                    help="folder searched for *.tile (may repeat)")
     ap.add_argument("--mutants", type=int, default=100,
                     help="mutants per strategy and file (about 5x this per file)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--timeout", type=float, default=10.0)
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--keep", help="folder for failing mutants")
+    ap.add_argument("--write", metavar="DIR",
+                    help="write the mutants into DIR and run nothing")
     args = ap.parse_args()
+    if not args.tilec and not args.write:
+        ap.error("one of --tilec and --write is required")
 
-    tilec = shutil.which(args.tilec) or args.tilec
-    files = sorted(os.path.join(d, f) for d, _, fs in os.walk(args.examples)
+    files = sorted(os.path.join(d, f) for root in args.examples
+                   for d, _, fs in os.walk(root)
                    for f in fs if f.endswith(".tile"))
     if not files:
-        print("mutate.py: no .tile files under", args.examples)
+        print("mutate.py: no .tile files under", " ".join(args.examples))
         return 1
+    if args.write:
+        os.makedirs(args.write, exist_ok=True)
+        n = 0
+        for fi, path in enumerate(files):
+            rng = random.Random(args.seed * 1000003 + fi)
+            src = open(path, "rb").read()
+            stem = path.replace(os.sep, "_")[:-5]
+            for mi, (kind, data) in enumerate(mutants(src, args.mutants, rng)):
+                with open(os.path.join(args.write, "%s.%d.%s.tile" % (stem, mi, kind)),
+                          "wb") as f:
+                    f.write(data)
+                n += 1
+        print("mutate.py: wrote %d mutants of %d files to %s" % (n, len(files), args.write))
+        return 0
+    tilec = shutil.which(args.tilec) or args.tilec
     counts, failures = {}, []
     with tempfile.TemporaryDirectory() as tmp:
         jobs = []
