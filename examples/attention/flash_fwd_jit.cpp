@@ -87,7 +87,7 @@ bool parseArgs(int argc, char **argv, Args &a) {
       if (!parseInt(argv[++i], 0, a.seqlen))
         return false;
     } else if (f == "--batch-heads" && hasValue) {
-      if (!parseInt(argv[++i], 1, a.batchHeads) || a.batchHeads > 65535)
+      if (!parseInt(argv[++i], 1, a.batchHeads))
         return false;
     } else if (f == "--head-dim" && hasValue) {
       if (!parseInt(argv[++i], 1, a.headDim))

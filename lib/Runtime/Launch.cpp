@@ -185,12 +185,20 @@ Status Kernel::launch(std::array<unsigned, 3> grid,
     return s.withContext("launching '" + manifest_.kernelName + "'");
   if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0)
     return Status(); // nothing to do: an empty problem is not an error
-  if (grid[1] > 65535 || grid[2] > 65535 || grid[0] > 0x7fffffffu)
-    return Status::error("launching '" + manifest_.kernelName + "': grid (" +
-                         std::to_string(grid[0]) + ", " +
-                         std::to_string(grid[1]) + ", " +
-                         std::to_string(grid[2]) +
-                         ") exceeds the limits (2^31-1, 65535, 65535)");
+  // The hardware's grid limits bind a kernel launched as asked; a
+  // persistent one launches its resident programs along x and loops over
+  // the grid, which may then be anything it counts (below).
+  if (grid[0] > 0x7fffffffu || grid[1] > 0x7fffffffu || grid[2] > 0x7fffffffu ||
+      (!manifest_.persistent && (grid[1] > 65535 || grid[2] > 65535)))
+    return Status::error(
+        "launching '" + manifest_.kernelName + "': grid (" +
+        std::to_string(grid[0]) + ", " + std::to_string(grid[1]) + ", " +
+        std::to_string(grid[2]) +
+        ") exceeds the limits (2^31-1, 65535, 65535)" +
+        (manifest_.persistent
+             ? std::string()
+             : "; a persistent schedule (persistent = true) takes any grid "
+               "of up to 2^30 programs"));
 
   // Persistent: the resident programs loop over `grid`, passed to them.
   std::array<unsigned, 3> launched = grid;

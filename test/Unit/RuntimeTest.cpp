@@ -396,7 +396,9 @@ TEST(Runtime, LaunchPassesGridBlockAndArguments) {
   EXPECT_EQ(s.message(), "launching 'flash_fwd': argument 5 'seqlen': "
                          "expected i32, got f32");
   s = k->launch({1, 70000, 1}, flashArgs());
-  EXPECT_TRUE(contains(s.message(), "exceeds the limits")) << s.message();
+  EXPECT_TRUE(contains(s.message(), "exceeds the limits (2^31-1, 65535, "
+                                    "65535); a persistent schedule"))
+      << s.message();
   EXPECT_EQ(fake()->launches, launches + 1);
 
   Kernel never;
@@ -431,6 +433,11 @@ TEST(Runtime, PersistentLaunchStartsTheResidentPrograms) {
   EXPECT_EQ(fake()->params[7], 16u);
   EXPECT_EQ(fake()->params[8], 128u);
   EXPECT_EQ(fake()->params[9], 1u);
+  // A grid y over the hardware's 65535 (B * H = 70000): the resident
+  // programs loop over it.
+  ASSERT_TRUE(k->launch({2, 70000, 1}, flashArgs()).ok());
+  EXPECT_EQ(fake()->grid[0], 264u);
+  EXPECT_EQ(fake()->params[8], 70000u);
   // Fewer programs than fit: one each.
   ASSERT_TRUE(k->launch({3, 2, 5}, flashArgs()).ok());
   EXPECT_EQ(fake()->grid[0], 30u);
