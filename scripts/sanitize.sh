@@ -14,7 +14,7 @@
 #      cache and the JIT (fake compiler), plus the frontend's context test;
 #   2. run those unit tests under ASan/UBSan (halt_on_error, leak checks);
 #   3. replay through the fuzzer target, once each: test/fuzz/corpus/ (inputs
-#      of past findings) and the mutants test/fuzz/mutate.py writes of
+#      of past findings, stress inputs; *.fuzz) and the mutants test/fuzz/mutate.py writes of
 #      examples/**/*.tile (MUTANTS per strategy) and test/**/*.tile (a tenth);
 #   4. fuzz buildModule + dumpAST for FUZZ_SECONDS (default 120) from a corpus
 #      seeded with examples/**/*.tile and test/**/*.tile (copied to a temp
