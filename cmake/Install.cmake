@@ -48,8 +48,7 @@ install(TARGETS ${_tilec_exported}
   COMPONENT tilec
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
-  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
-  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(EXPORT tilecTargets
   NAMESPACE tilec::
   DESTINATION ${TILEC_INSTALL_CMAKEDIR}
@@ -58,7 +57,8 @@ install(EXPORT tilecTargets
 configure_package_config_file(
   ${PROJECT_SOURCE_DIR}/cmake/tilecConfig.cmake.in
   ${PROJECT_BINARY_DIR}/cmake/tilecConfig.cmake
-  INSTALL_DESTINATION ${TILEC_INSTALL_CMAKEDIR})
+  INSTALL_DESTINATION ${TILEC_INSTALL_CMAKEDIR}
+  PATH_VARS CMAKE_INSTALL_INCLUDEDIR CMAKE_INSTALL_BINDIR)
 # 0.x: a new minor version may break the API, so only X.Y.* is compatible.
 write_basic_package_version_file(
   ${PROJECT_BINARY_DIR}/cmake/tilecConfigVersion.cmake

@@ -2,8 +2,10 @@
 # Builds the self-contained bundle for a GPU machine without LLVM:
 #   build-static/  a build with -DTILEC_STATIC_LLVM=ON (LLVM/MLIR linked in)
 #   bundle/tilec-bundle.tar.xz   bin/ (tilec, flash_fwd_jit, tile-gpu-tests,
-#                  tile-unit-*, ...), lib/ (the project's shared libraries),
-#                  examples/ and test .tile files, run-gpu.sh
+#                  tile-unit-*, ...), lib/ (the project's shared libraries,
+#                  libTileCompiler.so.X.Y.Z with its SONAME links),
+#                  include/tile/ (the public headers), examples/ and test
+#                  .tile files, run-gpu.sh
 #   bundle/run-gpu.sh            unpacks into /tmp and runs the GPU suite and
 #                  the examples there:  bash bundle/run-gpu.sh
 # The binaries need only glibc, libstdc++ and (to launch) libcuda.so.1.
@@ -39,7 +41,7 @@ fi
 
 echo "==== staging $STAGE"
 rm -rf "$STAGE" "$OUT_DIR/$NAME.tar.xz"
-mkdir -p "$STAGE/bin" "$STAGE/lib"
+mkdir -p "$STAGE/bin" "$STAGE/lib" "$STAGE/include/tile"
 
 is_elf() { file -b "$1" | grep -q '^ELF'; }
 for f in "$BUILD_DIR"/bin/*; do
@@ -47,10 +49,18 @@ for f in "$BUILD_DIR"/bin/*; do
   if [[ -f $f && -x $f ]] && is_elf "$f"; then cp "$f" "$STAGE/bin/"; fi
 done
 shopt -s nullglob
+# Versioned libraries (libTileCompiler.so.0.1.0) keep their SONAME links
+# as links, so that each library is in the archive once.
 for f in "$BUILD_DIR"/lib/*.so "$BUILD_DIR"/lib/*.so.*; do
-  if is_elf "$f"; then cp -L "$f" "$STAGE/lib/"; fi
+  if [[ -L $f && $(readlink "$f") != */* ]]; then cp -P "$f" "$STAGE/lib/"
+  elif is_elf "$f"; then cp -L "$f" "$STAGE/lib/"; fi
 done
-strip --strip-unneeded "$STAGE"/bin/* "$STAGE"/lib/* 2>/dev/null || true
+for f in "$STAGE"/bin/* "$STAGE"/lib/*; do
+  [[ -L $f ]] || strip --strip-unneeded "$f" 2>/dev/null || true
+done
+
+# The public headers (docs/using.md), for host programs built against lib/.
+cp include/tile/*.h "$BUILD_DIR/tile/Version.h" "$STAGE/include/tile/"
 
 # The .tile sources, config tables and suite list the examples and tests read.
 while IFS= read -r -d '' f; do
@@ -70,6 +80,7 @@ cp scripts/run-gpu.sh "$OUT_DIR/run-gpu.sh"
 # Self-contained: no LLVM/MLIR shared library may be needed.
 bad=0
 for f in "$STAGE"/bin/* "$STAGE"/lib/*; do
+  [[ -L $f ]] && continue
   if LD_LIBRARY_PATH="$STAGE/lib" ldd "$f" 2>/dev/null | grep -E 'libLLVM|libMLIR|not found'; then
     echo "error: $(basename "$f") needs a library the GPU machine lacks" >&2
     bad=1
@@ -78,9 +89,11 @@ done
 ((bad == 0))
 
 echo "==== contents (stripped)"
-(cd "$STAGE" && find bin lib -type f -printf '  %-40p %9s bytes\n' | sort)
+(cd "$STAGE" && find bin lib include -type f -printf '  %-40p %9s bytes\n' | sort)
+(cd "$STAGE" && find lib -type l -printf '  %-40p -> %l\n' | sort)
 echo "  needed shared libraries (all files):"
 for f in "$STAGE"/bin/* "$STAGE"/lib/*; do
+  [[ -L $f ]] && continue
   readelf -d "$f" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'
 done | sort | uniq -c | sed 's/^/   /'
 

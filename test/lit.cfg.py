@@ -14,9 +14,9 @@ config.suffixes = [".mlir", ".tile", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.tile_obj_root, "test")
 
-# Unit/ and GPU/ hold C++ tests run by ctest; Inputs/ holds files that tests
-# read, not tests.
-config.excludes = ["Inputs", "Unit", "GPU", "CMakeLists.txt", "README.md",
+# Unit/, GPU/ and Install/ (an outside CMake project) hold C++ tests run by
+# ctest; Inputs/ holds files that tests read, not tests.
+config.excludes = ["Inputs", "Unit", "GPU", "Install", "CMakeLists.txt", "README.md",
                    "lit.cfg.py", "lit.site.cfg.py"]
 
 llvm_config.with_system_environment(

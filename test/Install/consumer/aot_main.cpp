@@ -13,8 +13,14 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "%s\n", error.c_str());
     return 1;
   }
-  std::printf("bundle %s: %zu bytes of manifest\n", bundle.c_str(),
-              text.size());
+  if (!tile::Manifest::fromJSON(text, manifest, error)) {
+    std::fprintf(stderr, "%s.manifest.json: %s\n", bundle.c_str(),
+                 error.c_str());
+    return 1;
+  }
+  std::printf("bundle %s: kernel '%s' for %s, %zu parameters\n",
+              bundle.c_str(), manifest.kernelName.c_str(),
+              manifest.arch.c_str(), manifest.params.size());
 
   auto dev = tile::Device::open();
   if (!dev) {

@@ -21,8 +21,8 @@ int main() {
     std::fprintf(stderr, "compile failed: %s\n", compiled.error().c_str());
     return 1;
   }
-  std::printf("compiled kernel '%s' for %s: %zu bytes of PTX, %u threads\n",
-              (*compiled)->manifest.name.c_str(),
+  std::printf("compiled kernel '%s' for %s: %zu bytes of PTX, %d threads\n",
+              (*compiled)->manifest.kernelName.c_str(),
               (*compiled)->manifest.arch.c_str(), (*compiled)->ptx.size(),
               (*compiled)->manifest.blockSize);
 
