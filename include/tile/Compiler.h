@@ -40,7 +40,7 @@ struct CompileOptions {
   std::string kernel;                          ///< empty: the file's only kernel
   std::string ptxasPath;                       ///< empty: search PATH and /usr/local/cuda
   bool timeStages = false;                     ///< fill CompileResult::stageTimes
-  bool remarks = false; ///< say why loads, loops and dots miss the fast path
+  bool remarks = false; ///< say why dot operand loads stay off TMA rings
   bool llvmO3 = false;  ///< LLVM's whole O3 pipeline, not the passes that change our kernels
 };
 

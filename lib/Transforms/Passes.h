@@ -14,8 +14,8 @@ namespace mlir::tile {
 /// The warp count of a kernel (its schedule's num_warps, default 4).
 int64_t getNumWarps(Operation *kernelOrModule);
 
-/// Unit attribute on the module (tilec -remarks): passes of the sm_90a fast
-/// path emit a remark at each load, loop or dot they leave out, saying why.
+/// Unit attribute on the module (tilec -remarks): tile-tma-loads emits a
+/// remark at each dot operand load in a loop it leaves a load, saying why.
 constexpr llvm::StringLiteral kRemarksAttr = "tile.remarks";
 
 /// Set by tile-split-masked-loops on the loop of the masked last iterations

@@ -26,7 +26,7 @@ namespace {
 cl::opt<std::string> scheduleArg(
     "schedule", cl::value_desc("file.json|name=value,..."), cl::cat(category),
     cl::desc("The schedule: a JSON object of fields or name=value pairs; "
-             "the flags below override it"));
+             "the other schedule flags override it"));
 
 cl::opt<int64_t> numWarps("num-warps", cl::value_desc("N"), cl::cat(category),
                           cl::desc("Warps per program (power of two, 1-32; "

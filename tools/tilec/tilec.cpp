@@ -55,8 +55,8 @@ static cl::opt<std::string> kernel("kernel", cl::value_desc("name"),
                                    cl::cat(category));
 static cl::opt<bool>
     remarks("remarks", cl::cat(category),
-            cl::desc("Explain, at its location, each load, loop or dot the "
-                     "sm_90a fast path leaves out"));
+            cl::desc("Say, at its location, why a dot operand load in a "
+                     "loop stays off the sm_90a TMA rings"));
 static cl::opt<bool>
     timeStages("time-stages", cl::cat(category),
                cl::desc("Print the wall time of each compile stage to stderr"));
