@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 using namespace tile;
+using tiletest::jitOptions;
 using tiletest::contains;
 using tiletest::FakeCompiler;
 using tiletest::TempDir;
@@ -32,14 +33,6 @@ std::string source(int i) {
   // Large enough (~64 KiB) that writes and reads take more than one syscall.
   return "kernel k<D = 64>(x: ptr<f32>) {}\n// kernel " + std::to_string(i) +
          "\n//" + std::string(64 << 10, char('a' + i));
-}
-
-JITOptions jitOptions(const std::string &dir) {
-  JITOptions o;
-  o.cacheDir = dir;
-  o.arch = "sm_80";
-  o.debug = [](const std::string &) {};
-  return o;
 }
 
 /// The child's work; its exit status: 0 when every kernel was intact.

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 using namespace tile;
+using tiletest::jitOptions;
 using tiletest::contains;
 using tiletest::FakeCompiler;
 using tiletest::ScopedEnv;
@@ -32,14 +33,6 @@ namespace {
 
 const char *kSource = "kernel k<D = 64>(x: ptr<f32>) {}";
 constexpr uid_t kOtherUid = 65534; // nobody
-
-JITOptions jitOptions(const std::string &dir) {
-  JITOptions o;
-  o.cacheDir = dir;
-  o.arch = "sm_80";
-  o.debug = [](const std::string &) {};
-  return o;
-}
 
 /// Stores the entry of kSource in `dir`; returns DIR/KEY.
 std::string storeEntry(const std::string &dir, FakeCompiler &compiler) {

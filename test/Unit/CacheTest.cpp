@@ -15,6 +15,7 @@
 #include <fstream>
 
 using namespace tile;
+using tiletest::jitOptions;
 using tiletest::FakeCompiler;
 using tiletest::contains;
 using tiletest::ScopedEnv;
@@ -32,14 +33,6 @@ CacheKeyInputs baseInputs() {
   in.llvmVersion = "22.1.0";
   in.cudaVersion = "12.4.131";
   return in;
-}
-
-JITOptions jitOptions(const std::string &dir) {
-  JITOptions o;
-  o.cacheDir = dir;
-  o.arch = "sm_80";
-  o.debug = [](const std::string &) {};
-  return o;
 }
 
 const char *kSource = "kernel k<D = 64>(x: ptr<f32>) {}";

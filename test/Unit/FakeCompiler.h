@@ -49,4 +49,13 @@ struct FakeCompiler {
   }
 };
 
+/// JIT options for tests: a cache in `dir`, sm_80, no debug output.
+inline tile::JITOptions jitOptions(const std::string &dir) {
+  tile::JITOptions o;
+  o.cacheDir = dir;
+  o.arch = "sm_80";
+  o.debug = [](const std::string &) {};
+  return o;
+}
+
 } // namespace tiletest
