@@ -155,14 +155,25 @@ LogicalResult LoadOp::verify() {
 /// The box of a bulk tensor copy (tma_copy, tma_store): `inner` elements
 /// along a row, `outer` rows of `rowStride` elements of the kernel argument
 /// `base` (the launcher maps it; see the manifest's tensorMaps).
-static LogicalResult verifyTmaBox(Operation *op, Value base, int64_t inner,
-                                  int64_t outer, uint64_t rowStride) {
+static LogicalResult
+verifyTmaBox(Operation *op, Value base, int64_t inner, int64_t outer,
+             uint64_t rowStride, std::optional<ArrayRef<int64_t>> strideArgs) {
   if (inner % 64 != 0 || outer < 1 || outer > 256)
     return op->emitOpError("box must be a multiple of 64 elements along a row "
                            "and at most 256 rows");
-  if (int64_t(rowStride) < inner || rowStride % 8 != 0)
+  // A run-time stride (stride_args) covers the box as the launcher checks.
+  bool atLaunch = strideArgs && !strideArgs->empty();
+  if ((!atLaunch && int64_t(rowStride) < inner) || rowStride < 1 ||
+      rowStride % 8 != 0)
     return op->emitOpError("row_stride must cover the box and be a multiple "
                            "of 16 bytes");
+  auto fn = op->getParentOfType<FunctionOpInterface>();
+  if (atLaunch)
+    for (int64_t a : *strideArgs)
+      if (!fn || a < 0 || a >= int64_t(fn.getNumArguments()) ||
+          !fn.getArgument(a).getType().isSignlessInteger())
+        return op->emitOpError("stride_args must name integer arguments of "
+                               "the kernel");
   auto arg = dyn_cast<BlockArgument>(base);
   if (!arg || !arg.getOwner()->isEntryBlock() ||
       !isa<FunctionOpInterface>(arg.getOwner()->getParentOp()))
@@ -180,7 +191,8 @@ LogicalResult TmaCopyOp::verify() {
   if (!elt.isF16() && !elt.isBF16())
     return emitOpError("copies f16 or bf16 tensors, not ") << elt;
   return verifyTmaBox(*this, getBase(), shape[getInnerDim()],
-                      shape[1 - getInnerDim()], getRowStride());
+                      shape[1 - getInnerDim()], getRowStride(),
+                      getStrideArgs());
 }
 
 LogicalResult TmaStoreOp::verify() {
@@ -193,7 +205,7 @@ LogicalResult TmaStoreOp::verify() {
                        "element type, not ")
            << t.getElementType() << " into " << elt;
   return verifyTmaBox(*this, getBase(), t.getDimSize(1), t.getDimSize(0),
-                      getRowStride());
+                      getRowStride(), getStrideArgs());
 }
 
 LogicalResult TmaWaitOp::verify() {

@@ -211,7 +211,8 @@ def Tile_TmaCopyOp : Tile_Op<"tma_copy", [MemoryEffects<[MemRead, MemWrite]>]> {
     apart (the launcher encodes its tensor map on the host, from the
     allocation `base` points into, and passes it as a hidden kernel
     parameter). The box is the tile `shape`, whose dimension `inner_dim`
-    runs along a row (contiguous, from element 0 of the row) and whose other
+    runs along a row (contiguous, from element `col` of the row: 0 when
+    absent) and whose other
     dimension covers rows `coord` .. `coord + extent - 1`, counted from
     `base`. Where `pred` is false nothing is copied. `iter` numbers the
     copies of the slot (0, 1, 2, ...): the copy lands in stage
@@ -219,6 +220,12 @@ def Tile_TmaCopyOp : Tile_Op<"tma_copy", [MemoryEffects<[MemRead, MemWrite]>]> {
     in slabs of 128 bytes along a row) and completes on that stage's
     barrier; `tile.tma_wait` waits for it. Every copy of a slot has the same
     `base` and attributes.
+
+    With `stride_args` the row stride is known only at launch:
+    `row_stride` times the product of those integer arguments of the kernel
+    (their numbers). A tensor map with `col` spans whole rows (from element
+    0 to the row stride), so a box starting at column `col` reads inside
+    its row; columns past the row stride read as zero.
 
     Reuse of a stage: every warp that reaches a copy marks it passed (an
     arrival on the stage's "empty" mbarrier, counted per warp); the copy
@@ -245,12 +252,14 @@ def Tile_TmaCopyOp : Tile_Op<"tma_copy", [MemoryEffects<[MemRead, MemWrite]>]> {
     ```
   }];
   let arguments = (ins Tile_PtrType:$base, I32:$coord, I32:$iter, I1:$pred,
+                       Optional<I32>:$col,
                        I64Attr:$slot, DefaultValuedAttr<I64Attr, "2">:$stages,
                        DenseI64ArrayAttr:$shape,
                        I64Attr:$inner_dim, I64Attr:$row_stride,
+                       OptionalAttr<DenseI64ArrayAttr>:$stride_args,
                        UnitAttr:$producer);
   let assemblyFormat = [{
-    $base `,` $coord `,` $iter `,` $pred attr-dict `:` type($base)
+    $base `,` $coord `,` $iter `,` $pred (`col` $col^)? attr-dict `:` type($base)
   }];
   let hasVerifier = 1;
 }
@@ -398,8 +407,9 @@ def Tile_TmaStoreOp : Tile_Op<"tma_store", [MemoryEffects<[MemRead, MemWrite]>]>
   let description = [{
     Made by `tile-tma-loads` (sm_90a, tma = true, tma_store = true) from a
     `tile.store` of whole rows (see tile.tma_copy for how `base`,
-    `row_stride` and `coord` name them: rows `coord` .. `coord + rows - 1`
-    of the argument, columns 0 .. row length - 1, `inner_dim` 1). The
+    `row_stride`, `stride_args`, `coord` and `col` name them: rows `coord`
+    .. `coord + rows - 1` of the argument, columns `col` (0 when absent) ..
+    `col` + row length - 1, `inner_dim` 1). The
     program's threads write `value` into the shared-memory buffer of slot
     `slot` (one stage, 128-byte swizzled rows in slabs of 64 elements), and
     one thread starts one bulk copy per slab to global memory; nobody waits
@@ -418,9 +428,11 @@ def Tile_TmaStoreOp : Tile_Op<"tma_store", [MemoryEffects<[MemRead, MemWrite]>]>
     ```
   }];
   let arguments = (ins Tile_PtrType:$base, I32:$coord, Tile_ValueTile:$value,
-                       I64Attr:$slot, I64Attr:$inner_dim, I64Attr:$row_stride);
+                       Optional<I32>:$col,
+                       I64Attr:$slot, I64Attr:$inner_dim, I64Attr:$row_stride,
+                       OptionalAttr<DenseI64ArrayAttr>:$stride_args);
   let assemblyFormat = [{
-    $base `,` $coord `,` $value attr-dict `:` type($base) `,` type($value)
+    $base `,` $coord `,` $value (`col` $col^)? attr-dict `:` type($base) `,` type($value)
   }];
   let hasVerifier = 1;
 }

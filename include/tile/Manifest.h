@@ -30,7 +30,11 @@ struct KernelParam {
 /// A TMA tensor map the launcher encodes at each launch and passes by value
 /// (a 128-byte CUtensorMap, 64-byte aligned) after the user's arguments, in
 /// Manifest::tensorMaps order. 2-D, row-major: rows of `rowElems` elements,
-/// `rowStride` elements apart, starting at the pointer argument `arg`. The
+/// `rowStride` elements apart, starting at the pointer argument `arg`.
+/// With `strideArgs` the row stride is `rowStride` times the product of
+/// those integer arguments (a layout such as [B, S, H, D], rows H*D apart);
+/// `rowElems` 0 means rows as long as the stride (boxes that start at a
+/// column inside the row: a head of [B, S, H, D]). The
 /// number of rows is not in the manifest: the launcher maps every whole row
 /// the allocation holds from the pointer on (TMA zero-fills rows past them,
 /// so the kernel never reads outside the allocation).
@@ -41,6 +45,9 @@ struct TensorMapParam {
   int rowStride = 0; ///< elements between consecutive rows
   int boxElems = 0;  ///< box size along a row
   int boxRows = 0;   ///< box size across rows
+  /// Integer arguments (indices in `params`) the row stride is a multiple
+  /// of; empty: `rowStride` is the stride.
+  std::vector<int> strideArgs;
   bool operator==(const TensorMapParam &o) const;
 };
 

@@ -68,13 +68,19 @@ const AxisInfo *AxisAnalysis::lookup(Value v) const {
 static AxisInfo unknown(unsigned rank) {
   AxisInfo i;
   i.stride.assign(rank, std::nullopt);
+  i.strideDivisibility.assign(rank, 0);
   i.constant.assign(rank, false);
   return i;
+}
+
+static bool allConstant(const AxisInfo &i) {
+  return llvm::all_of(i.constant, [](bool c) { return c; });
 }
 
 static AxisInfo uniform(unsigned rank, int64_t div) {
   AxisInfo i;
   i.stride.assign(rank, int64_t(0));
+  i.strideDivisibility.assign(rank, kHuge);
   i.constant.assign(rank, true);
   i.divisibility = div;
   return i;
@@ -102,6 +108,7 @@ void AxisAnalysis::visit(Operation *op) {
           .Case([&](IotaOp) {
             AxisInfo i = uniform(1, kHuge);
             i.stride[0] = 1;
+            i.strideDivisibility[0] = 1;
             i.constant[0] = type.getDimSize(0) == 1;
             return i;
           })
@@ -115,6 +122,8 @@ void AxisAnalysis::visit(Operation *op) {
           .Case([&](ExpandDimsOp e) {
             AxisInfo i = get(e.getSrc());
             i.stride.insert(i.stride.begin() + e.getAxis(), int64_t(0));
+            i.strideDivisibility.insert(
+                i.strideDivisibility.begin() + e.getAxis(), kHuge);
             i.constant.insert(i.constant.begin() + e.getAxis(), true);
             return i;
           })
@@ -127,18 +136,24 @@ void AxisAnalysis::visit(Operation *op) {
             Type from = cast<TileType>(c.getSrc().getType()).getElementType();
             if (!(isa<IntegerType>(from) && isa<IntegerType>(type.getElementType()) &&
                   from.getIntOrFloatBitWidth() <= type.getElementTypeBitWidth()))
-              for (auto &s : i.stride)
-                if (s && *s)
-                  s.reset();
+              for (unsigned d = 0; d < i.stride.size(); ++d)
+                if (!i.stride[d] || *i.stride[d]) {
+                  i.stride[d].reset();
+                  i.strideDivisibility[d] = 0;
+                }
             return i;
           })
           .Case<AddOp, SubOp, AddPtrOp>([&](Operation *o) {
             AxisInfo a = get(o->getOperand(0)), b = get(o->getOperand(1));
             AxisInfo i = unknown(rank);
-            for (unsigned d = 0; d < rank; ++d)
+            for (unsigned d = 0; d < rank; ++d) {
               if (a.stride[d] && b.stride[d])
                 i.stride[d] = isa<SubOp>(o) ? *a.stride[d] - *b.stride[d]
                                             : *a.stride[d] + *b.stride[d];
+              if (a.strideDivisibility[d] && b.strideDivisibility[d])
+                i.strideDivisibility[d] =
+                    std::min(a.strideDivisibility[d], b.strideDivisibility[d]);
+            }
             combineConst(a, b, i);
             i.divisibility = std::min(a.divisibility, b.divisibility);
             return i;
@@ -156,13 +171,26 @@ void AxisAnalysis::visit(Operation *op) {
             if (cb || ca) {
               const AxisInfo &x = cb ? a : b;
               int64_t c = cb ? *cb : *ca;
-              for (unsigned d = 0; d < rank; ++d)
+              for (unsigned d = 0; d < rank; ++d) {
                 if (x.stride[d])
                   i.stride[d] = *x.stride[d] * c;
+                if (x.strideDivisibility[d])
+                  i.strideDivisibility[d] =
+                      std::min(kHuge, x.strideDivisibility[d] * pow2Of(c));
+              }
               i.divisibility = std::min(kHuge, x.divisibility * pow2Of(c));
-            } else if (llvm::all_of(a.constant, [](bool c) { return c; }) &&
-                       llvm::all_of(b.constant, [](bool c) { return c; })) {
+            } else if (allConstant(a) && allConstant(b)) {
               i = uniform(rank, std::min(kHuge, a.divisibility * b.divisibility));
+            } else if (allConstant(a) || allConstant(b)) {
+              // x * s, s uniform at run time: still affine, each stride
+              // (and the base) times s, so divisible by s's divisibility.
+              const AxisInfo &x = allConstant(b) ? a : b;
+              int64_t ds = allConstant(b) ? b.divisibility : a.divisibility;
+              for (unsigned d = 0; d < rank; ++d)
+                if (x.strideDivisibility[d])
+                  i.strideDivisibility[d] =
+                      std::min(kHuge, x.strideDivisibility[d] * ds);
+              i.divisibility = std::min(kHuge, x.divisibility * ds);
             }
             return i;
           })
@@ -190,6 +218,8 @@ void AxisAnalysis::visit(Operation *op) {
       info.constant[d] = true;
     if (info.constant[d])
       info.stride[d] = 0;
+    if (info.stride[d])
+      info.strideDivisibility[d] = pow2Of(*info.stride[d]);
   }
   infos[op->getResult(0)] = info;
 }
@@ -212,9 +242,12 @@ int64_t AxisAnalysis::vectorWidth(Value ptr, Value mask, Value other,
   int64_t v = std::min(maxVec, p->divisibility);
   for (unsigned d = 0; d < p->stride.size(); ++d)
     if (d != dim) {
-      if (!p->stride[d])
+      // Each run along `dim` starts at base + k * stride[d]: aligned as
+      // far as both are (a run-time row stride: as far as it is known to
+      // be divisible).
+      if (!p->strideDivisibility[d])
         return 1;
-      v = std::min(v, pow2Of(*p->stride[d]));
+      v = std::min(v, p->strideDivisibility[d]);
     }
   for (Value m : {mask, other})
     if (m) {

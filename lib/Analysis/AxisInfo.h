@@ -1,9 +1,11 @@
 //===- AxisInfo.h - strides and alignment of index and pointer tiles -*- C++ -*-===//
 //
 // For integer and pointer tiles built from iota, splat, expand_dims,
-// broadcast, add, mul by constants and addptr, the value at coordinates c is
-// `base + sum_d stride[d] * c[d]` with a uniform `base`. The analysis finds
-// the strides (when constant), a power-of-two divisibility of `base` (in
+// broadcast, add, mul by uniform values and addptr, the value at coordinates
+// c is `base + sum_d stride[d] * c[d]` with a uniform `base`. The analysis
+// finds the strides (when constant), a power of two dividing each stride
+// (also a run-time one: `rows * row_stride`), a power-of-two divisibility
+// of `base` (in
 // elements for pointers; kernel pointer arguments are assumed 16-byte
 // aligned, as Triton does) and, for every tile, along which dimensions its
 // value does not change. Loads and stores use it to pick a coalesced layout
@@ -23,8 +25,13 @@ namespace mlir::tile {
 constexpr int64_t kPointerArgAlignment = 16;
 
 struct AxisInfo {
-  /// Per dimension: the constant stride, or nullopt when not affine.
+  /// Per dimension: the constant stride, or nullopt when not a known
+  /// constant.
   SmallVector<std::optional<int64_t>> stride;
+  /// Per dimension: a power of two dividing the stride, also when the
+  /// value is affine along it with a run-time stride (`rows * s`, s a
+  /// scalar: the divisibility of s); 0 when not affine.
+  SmallVector<int64_t> strideDivisibility;
   /// Per dimension: the value is the same for every coordinate along it.
   SmallVector<bool> constant;
   /// Power of two dividing the uniform base (1 when unknown).

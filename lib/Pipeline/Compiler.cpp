@@ -109,8 +109,11 @@ void describeGPU(mlir::ModuleOp module, Manifest &m) {
     if (auto maps = fn->getAttrOfType<mlir::ArrayAttr>(mlir::tile::kTensorMapsAttr))
       for (mlir::Attribute a : maps) {
         llvm::ArrayRef<int64_t> v = llvm::cast<mlir::DenseI64ArrayAttr>(a).asArrayRef();
-        m.tensorMaps.push_back({int(v[0]), int(v[1]), int(v[2]), int(v[3]),
-                                int(v[4]), int(v[5])});
+        tile::TensorMapParam t{int(v[0]), int(v[1]), int(v[2]),
+                               int(v[3]), int(v[4]), int(v[5])};
+        for (int64_t arg : v.drop_front(6))
+          t.strideArgs.push_back(int(arg));
+        m.tensorMaps.push_back(t);
       }
   });
 }

@@ -107,16 +107,17 @@ std::string hex(std::uint64_t v) {
 
 /// The TMA tensor map `t` (see Manifest.h) of its pointer argument in `args`
 /// (already checked against the manifest): 2-D, rows of t.rowElems elements
-/// t.rowStride elements apart, as many rows as the allocation holds from the
-/// pointer on, so that a box past them is zero-filled instead of read. The
-/// context must be current.
+/// (0: the whole stride) t.rowStride elements apart (times the strideArgs'
+/// values), as many rows as the allocation holds from the pointer on, so
+/// that a box past them is zero-filled instead of read. The context must
+/// be current.
 Expected<CUtensorMap> encodeTensorMap(const CudaApi &api, const Manifest &m,
                                       const TensorMapParam &t,
                                       const std::vector<KernelArg> &args) {
   std::size_t i = std::size_t(t.arg);
   // Manifest::fromJSON checks these; a manifest built in code may not be.
   if (t.arg < 0 || i >= args.size() ||
-      args[i].kind != KernelArg::Kind::Pointer || t.rowElems <= 0 ||
+      args[i].kind != KernelArg::Kind::Pointer || t.rowElems < 0 ||
       t.rowStride <= 0 || t.elemBytes <= 0)
     return Status::error("tensor map of argument " + std::to_string(t.arg) +
                          ": not a pointer argument, or an empty row");
@@ -125,6 +126,28 @@ Expected<CUtensorMap> encodeTensorMap(const CudaApi &api, const Manifest &m,
   auto fail = [&](const std::string &message) -> Expected<CUtensorMap> {
     return Status::error(what + ": " + message);
   };
+  // The row stride, in elements: a run-time one from the arguments.
+  std::uint64_t stride = std::uint64_t(t.rowStride);
+  for (int a : t.strideArgs) {
+    if (a < 0 || std::size_t(a) >= args.size() ||
+        (args[a].kind != KernelArg::Kind::I32 &&
+         args[a].kind != KernelArg::Kind::I64))
+      return fail("its row stride names argument " + std::to_string(a) +
+                  ", not an integer");
+    std::int64_t v = args[a].kind == KernelArg::Kind::I32 ? args[a].value.i32
+                                                          : args[a].value.i64;
+    if (v <= 0 || stride > (std::uint64_t(1) << 40) / std::uint64_t(v))
+      return fail("row stride " + std::to_string(t.rowStride) + " x '" +
+                  m.params[a].name + "' = " + std::to_string(v) +
+                  " is not a positive stride below 2^40 elements");
+    stride *= std::uint64_t(v);
+  }
+  std::uint64_t rowElems = t.rowElems ? std::uint64_t(t.rowElems) : stride;
+  if (stride < rowElems || rowElems < std::uint64_t(t.boxElems))
+    return fail("rows " + std::to_string(stride) +
+                " elements apart are shorter than its box (" +
+                std::to_string(std::max<std::uint64_t>(rowElems, t.boxElems)) +
+                " elements)");
   DevicePtr p = args[i].value.ptr;
   if (p == 0)
     return fail("null pointer (TMA needs device memory)");
@@ -139,8 +162,8 @@ Expected<CUtensorMap> encodeTensorMap(const CudaApi &api, const Manifest &m,
     return fail("pointer " + hex(p) + " is not device memory: " + s.message());
   std::uint64_t end = std::uint64_t(base) + size;
   std::uint64_t avail = p >= base && p < end ? end - p : 0;
-  std::uint64_t rowBytes = std::uint64_t(t.rowStride) * t.elemBytes;
-  std::uint64_t need = std::uint64_t(t.rowElems) * t.elemBytes;
+  std::uint64_t rowBytes = stride * t.elemBytes;
+  std::uint64_t need = rowElems * t.elemBytes;
   if (avail < need)
     return fail("pointer " + hex(p) + " has " + std::to_string(avail) +
                 " bytes of its allocation (" + hex(base) + ", " +
@@ -154,7 +177,7 @@ Expected<CUtensorMap> encodeTensorMap(const CudaApi &api, const Manifest &m,
   if (!api.cuTensorMapEncodeTiled)
     return fail("the CUDA driver " + api.path +
                 " lacks cuTensorMapEncodeTiled (CUDA 12 or newer needed)");
-  const cuuint64_t globalDim[2] = {cuuint64_t(t.rowElems), rows};
+  const cuuint64_t globalDim[2] = {cuuint64_t(rowElems), rows};
   const cuuint64_t globalStrides[1] = {rowBytes};
   const cuuint32_t boxDim[2] = {cuuint32_t(t.boxElems), cuuint32_t(t.boxRows)};
   const cuuint32_t elementStrides[2] = {1, 1};
@@ -167,7 +190,7 @@ Expected<CUtensorMap> encodeTensorMap(const CudaApi &api, const Manifest &m,
       CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (Status s = api.check(r, "cuTensorMapEncodeTiled"); !s.ok())
     return fail(s.message() + " (pointer " + hex(p) + ", " +
-                std::to_string(t.rowElems) + " x " + std::to_string(rows) +
+                std::to_string(rowElems) + " x " + std::to_string(rows) +
                 " elements of " + std::to_string(t.elemBytes) +
                 " bytes, rows " + std::to_string(rowBytes) +
                 " bytes apart, box " + std::to_string(t.boxElems) + " x " +

@@ -58,7 +58,14 @@ std::string Manifest::toJSON() const {
          ", \"rowElems\": " + std::to_string(t.rowElems) +
          ", \"rowStride\": " + std::to_string(t.rowStride) +
          ", \"boxElems\": " + std::to_string(t.boxElems) +
-         ", \"boxRows\": " + std::to_string(t.boxRows) + "}";
+         ", \"boxRows\": " + std::to_string(t.boxRows);
+    if (!t.strideArgs.empty()) {
+      j += ", \"strideArgs\": [";
+      for (std::size_t k = 0; k < t.strideArgs.size(); ++k)
+        j += (k ? ", " : "") + std::to_string(t.strideArgs[k]);
+      j += "]";
+    }
+    j += "}";
   }
   j += tensorMaps.empty() ? "],\n" : "\n  ],\n";
   if (persistent)
@@ -115,13 +122,15 @@ bool getInt(const Value &obj, const char *key, int &out, std::string &error) {
   return true;
 }
 
-/// One "tensorMaps" entry (an object): exactly the six integer keys, and the
+/// One "tensorMaps" entry (an object): the six integer keys and optionally
+/// "strideArgs" (integer parameters' indices), and the
 /// limits that cuTensorMapEncodeTiled (2-D, 128-byte swizzle) and the launcher
 /// need.
 bool getTensorMap(const Value &v, const std::vector<KernelParam> &params,
                   TensorMapParam &t, std::string &error) {
-  static const char *const keys[] = {"arg",       "elemBytes", "rowElems",
-                                     "rowStride", "boxElems",  "boxRows"};
+  static const char *const keys[] = {"arg",      "elemBytes", "rowElems",
+                                     "rowStride", "boxElems", "boxRows",
+                                     "strideArgs"};
   for (const auto &member : v.members) {
     bool known = false;
     for (const char *k : keys)
@@ -153,15 +162,32 @@ bool getTensorMap(const Value &v, const std::vector<KernelParam> &params,
                 p.type + ", not a pointer");
   if (t.elemBytes != 2)
     return fail("\"elemBytes\" must be 2, got " + num(t.elemBytes));
-  if (t.rowElems <= 0 || t.rowStride <= 0 || t.boxElems <= 0 ||
-      t.boxRows <= 0) {
-    const char *key = t.rowElems <= 0    ? "rowElems"
-                      : t.rowStride <= 0 ? "rowStride"
-                      : t.boxElems <= 0  ? "boxElems"
-                                         : "boxRows";
+  if (const Value *args = v.get("strideArgs")) {
+    if (args->kind != Value::Array)
+      return fail("\"strideArgs\" must be an array of parameter indices");
+    for (const Value &a : args->items) {
+      if (a.kind != Value::Number || a.number != double(int(a.number)) ||
+          a.number < 0 || std::size_t(a.number) >= params.size())
+        return fail("\"strideArgs\" holds " + a.text +
+                    ", not a parameter index");
+      const KernelParam &q = params[std::size_t(a.number)];
+      if (q.type != "i32" && q.type != "i64")
+        return fail("\"strideArgs\" names '" + q.name + "' of type " +
+                    q.type + ", not an integer");
+      t.strideArgs.push_back(int(a.number));
+    }
+  }
+  // (getInt: none is negative; rowElems 0: rows as long as their stride.)
+  if (t.rowStride <= 0 || t.boxElems <= 0 || t.boxRows <= 0) {
+    const char *key = t.rowStride <= 0  ? "rowStride"
+                      : t.boxElems <= 0 ? "boxElems"
+                                        : "boxRows";
     return fail(std::string("\"") + key + "\" must be positive, got 0");
   }
-  if (t.rowStride < t.rowElems)
+  if (t.rowElems == 0 && t.strideArgs.empty() && t.rowStride < t.boxElems)
+    return fail("\"rowStride\" " + num(t.rowStride) +
+                " is less than \"boxElems\" " + num(t.boxElems));
+  if (t.rowElems != 0 && t.strideArgs.empty() && t.rowStride < t.rowElems)
     return fail("\"rowStride\" " + num(t.rowStride) +
                 " is less than \"rowElems\" " + num(t.rowElems));
   long long rowBytes = (long long)t.rowStride * t.elemBytes;
@@ -169,7 +195,7 @@ bool getTensorMap(const Value &v, const std::vector<KernelParam> &params,
     return fail("\"rowStride\" " + num(t.rowStride) + " of " +
                 num(t.elemBytes) + "-byte elements is " + num(rowBytes) +
                 " bytes, not a multiple of 16");
-  if (t.boxElems > t.rowElems)
+  if (t.rowElems != 0 && t.boxElems > t.rowElems)
     return fail("\"boxElems\" " + num(t.boxElems) +
                 " is more than \"rowElems\" " + num(t.rowElems));
   long long boxBytes = (long long)t.boxElems * t.elemBytes;
@@ -304,7 +330,7 @@ bool Manifest::operator==(const Manifest &o) const {
 bool TensorMapParam::operator==(const TensorMapParam &o) const {
   return arg == o.arg && elemBytes == o.elemBytes && rowElems == o.rowElems &&
          rowStride == o.rowStride && boxElems == o.boxElems &&
-         boxRows == o.boxRows;
+         boxRows == o.boxRows && strideArgs == o.strideArgs;
 }
 
 std::string hashHex(const std::string &data) {

@@ -72,9 +72,14 @@ struct Match {
   Value ptr;        ///< the access's pointer tile
   DotOp dot;
   unsigned inner;   ///< contiguous dimension of the tile
-  int64_t stride;   ///< elements between rows
+  int64_t stride;   ///< elements between rows (with strideArgs: a factor)
   Value rowIndex;   ///< 1-D tile Y: the row of each element along the outer dim
   Value bound;      ///< scalar i32: rows >= bound are masked off
+  /// A row stride known at run time: the scalar (null for a constant one)
+  /// and the integer kernel arguments whose product times `stride` it is
+  /// (the launcher builds the tensor map from them).
+  Value strideValue;
+  SmallVector<int64_t> strideArgs;
 };
 
 /// Without a loop (a load of a dot's A operand outside loops) every value
@@ -186,20 +191,85 @@ bool nonNegative(Value v) {
   return false;
 }
 
-/// `mul(expand_dims(Y, inner), S)` (through broadcasts), S == stride.
-bool isRowOffset(Value v, Value y, unsigned inner, int64_t stride) {
+/// The scalar a uniform tile is made of (through broadcasts and splats),
+/// or null.
+Value scalarOf(Value v) {
+  while (auto b = v.getDefiningOp<BroadcastOp>())
+    v = b.getOperand();
+  auto s = v.getDefiningOp<SplatOp>();
+  return s ? s.getOperand() : Value();
+}
+
+/// The factor S of `mul(expand_dims(Y, inner), S)` (through broadcasts), or
+/// null.
+Value rowFactor(Value v, Value y, unsigned inner) {
   while (auto b = v.getDefiningOp<BroadcastOp>())
     v = b.getOperand();
   auto mul = v.getDefiningOp<MulOp>();
   if (!mul)
-    return false;
+    return Value();
   for (int i = 0; i < 2; ++i) {
     auto e = mul->getOperand(i).getDefiningOp<ExpandDimsOp>();
-    if (e && e.getOperand() == y && e.getAxis() == int64_t(inner) &&
-        constantOf(mul->getOperand(1 - i)) == stride)
-      return true;
+    if (e && e.getOperand() == y && e.getAxis() == int64_t(inner))
+      return mul->getOperand(1 - i);
   }
-  return false;
+  return Value();
+}
+
+/// `mul(expand_dims(Y, inner), S)` (through broadcasts) with S the
+/// constant `stride`, or with `strideValue` a splat of that scalar.
+bool isRowOffset(Value v, Value y, unsigned inner, int64_t stride,
+                 Value strideValue) {
+  Value f = rowFactor(v, y, inner);
+  if (!f)
+    return false;
+  return strideValue ? scalarOf(f) == strideValue : constantOf(f) == stride;
+}
+
+/// The scalar row stride of a pointer chain whose row term is
+/// `Y * splat(s)` with `s` not a constant; null when there is none.
+Value runtimeRowStride(Value ptr, Value y, unsigned inner) {
+  while (true) {
+    Operation *def = ptr.getDefiningOp();
+    if (auto b = dyn_cast_or_null<BroadcastOp>(def)) {
+      ptr = b.getOperand();
+    } else if (auto add = dyn_cast_or_null<AddPtrOp>(def)) {
+      if (Value f = rowFactor(add.getOffset(), y, inner))
+        if (Value s = scalarOf(f); s && !constantOf(s))
+          return s;
+      ptr = add.getPtr();
+    } else {
+      return Value();
+    }
+  }
+}
+
+/// `s` as a constant times a product of integer kernel arguments (through
+/// multiplications and sign extensions); the arguments' numbers are
+/// appended to `args`.
+std::optional<int64_t> strideMonomial(Value s, SmallVectorImpl<int64_t> &args) {
+  if (auto c = constantOf(s))
+    return *c;
+  if (auto arg = dyn_cast<BlockArgument>(s)) {
+    if (!arg.getOwner()->isEntryBlock() ||
+        !isa<func::FuncOp>(arg.getOwner()->getParentOp()) ||
+        !arg.getType().isSignlessInteger())
+      return std::nullopt;
+    args.push_back(arg.getArgNumber());
+    return 1;
+  }
+  Operation *def = s.getDefiningOp();
+  if (isa_and_nonnull<arith::ExtSIOp>(def))
+    return strideMonomial(def->getOperand(0), args);
+  if (isa_and_nonnull<arith::MulIOp>(def)) {
+    std::optional<int64_t> a = strideMonomial(def->getOperand(0), args);
+    std::optional<int64_t> b = a ? strideMonomial(def->getOperand(1), args)
+                                 : std::nullopt;
+    if (!b)
+      return std::nullopt;
+    return *a * *b;
+  }
+  return std::nullopt;
 }
 
 /// Whether `v` is computed from `y`.
@@ -216,7 +286,7 @@ bool dependsOn(Value v, Value y) {
 /// Every addend of the pointer chain is loop-invariant except exactly one
 /// row offset of `y`.
 bool pointerMovesOnlyByRow(scf::ForOp loop, Value ptr, Value y, unsigned inner,
-                           int64_t stride) {
+                           int64_t stride, Value strideValue) {
   int rowTerms = 0;
   while (true) {
     if (!dependsOn(ptr, y) && isInvariant(loop, ptr))
@@ -230,7 +300,7 @@ bool pointerMovesOnlyByRow(scf::ForOp loop, Value ptr, Value y, unsigned inner,
       return rowTerms == 1;
     } else if (auto add = dyn_cast_or_null<AddPtrOp>(def)) {
       Value off = add.getOffset();
-      if (isRowOffset(off, y, inner, stride))
+      if (isRowOffset(off, y, inner, stride, strideValue))
         ++rowTerms;
       else if (dependsOn(off, y) || !isInvariant(loop, off))
         return false;
@@ -240,6 +310,8 @@ bool pointerMovesOnlyByRow(scf::ForOp loop, Value ptr, Value y, unsigned inner,
     }
   }
 }
+
+std::string originProblem(scf::ForOp loop, const Match &mt);
 
 /// The box checks shared by copies and stores: a 2-D box of a row-major
 /// tensor, addressed by `ptr` and masked exactly by `mask` = `Y < bound`
@@ -267,9 +339,7 @@ std::optional<Match> matchBox(scf::ForOp loop, Value ptr, Value mask,
   unsigned outer = 1 - *inner;
   std::optional<int64_t> stride = info->stride[outer];
   int64_t bytes = type.getElementTypeBitWidth() / 8;
-  if (!stride)
-    return fail("its row stride is not a compile-time constant");
-  if (*stride < type.getDimSize(*inner) || (*stride * bytes) % 16)
+  if (stride && (*stride < type.getDimSize(*inner) || (*stride * bytes) % 16))
     return fail("its row stride (" + std::to_string(*stride * bytes) +
                 " bytes) is not a multiple of 16 bytes at least a row long");
   if (type.getDimSize(*inner) % 64 || type.getDimSize(outer) > 256)
@@ -303,11 +373,34 @@ std::optional<Match> matchBox(scf::ForOp loop, Value ptr, Value mask,
       (needNonNegativeRows && !nonNegative(y)))
     return fail("its rows are not consecutive from a first row the compiler "
                 "can prove non-negative");
-  if (!pointerMovesOnlyByRow(loop, ptr, y, *inner, *stride))
+  // A row stride known at run time: `Y * s` with s a product of integer
+  // arguments and a constant, so that the launcher can build the map.
+  Value strideValue;
+  SmallVector<int64_t> strideArgs;
+  if (!stride) {
+    strideValue = runtimeRowStride(ptr, y, *inner);
+    if (!strideValue || !isInvariant(loop, strideValue))
+      return fail("its row stride is neither a compile-time constant nor a "
+                  "loop-invariant scalar multiplying the row index");
+    std::optional<int64_t> factor = strideMonomial(strideValue, strideArgs);
+    if (!factor)
+      return fail("its run-time row stride is not a product of integer "
+                  "kernel arguments and constants (the launcher builds the "
+                  "tensor map from them)");
+    if (*factor <= 0 || (*factor * bytes) % 16)
+      return fail("its run-time row stride is not provably a multiple of 16 "
+                  "bytes (a constant factor of " +
+                  std::to_string(*factor * bytes) + " bytes)");
+    stride = *factor;
+  }
+  if (!pointerMovesOnlyByRow(loop, ptr, y, *inner, *stride, strideValue))
     return fail("its address is not a loop-invariant base plus whole rows "
                 "(the loop must move it only through the row index)");
-  return Match{LoadOp(), ptr, DotOp(), *inner, *stride, y,
-               boundSplat.getOperand()};
+  Match box{LoadOp(), ptr, DotOp(), *inner, *stride, y,
+            boundSplat.getOperand(), strideValue, strideArgs};
+  if (std::string problem = originProblem(loop, box); !problem.empty())
+    return fail(problem);
+  return box;
 }
 
 /// matchBox of a load that `dot` reads.
@@ -419,22 +512,48 @@ bool multipleOf(Value v, int64_t k) {
   return false;
 }
 
+/// Where a box's masked tensor starts, counted from the kernel argument
+/// `arg`: its first row, and its first column (null when the offset is
+/// provably whole rows: the tensor map then spans only the box's columns).
+struct ArgumentRows {
+  Value arg, row, col;
+};
+
 /// Splits the scalar pointer `p` (a chain of tile.addptr) into the kernel
-/// argument it starts from and its offsets, each a whole number of rows of
-/// `stride` elements; builds the i32 row of `p` (sum / stride) at `b`.
-FailureOr<std::pair<Value, Value>> splitRows(OpBuilder &b, Location loc,
-                                             Value p, int64_t stride) {
+/// argument it starts from and its offset in rows of `stride` elements
+/// (`stride64`, i64, when known only at run time), building at `b` the i32
+/// row (offset / stride) and, unless every offset is provably whole rows,
+/// the i32 column (offset % stride: once per program, where a head's
+/// columns sit inside a row of [B, S, H, D]).
+FailureOr<ArgumentRows> splitRows(OpBuilder &b, Location loc, Value p,
+                                  int64_t stride, Value stride64,
+                                  int64_t width, std::string *why) {
+  auto fail = [&](const std::string &reason) {
+    if (why)
+      *why = reason;
+    return failure();
+  };
   SmallVector<Value> offsets;
+  bool wholeRows = !stride64, inWidths = stride % width == 0;
   while (auto add = p.getDefiningOp<AddPtrOp>()) {
-    if (!multipleOf(add.getOffset(), stride))
-      return failure();
+    wholeRows = wholeRows && multipleOf(add.getOffset(), stride);
+    inWidths = inWidths && multipleOf(add.getOffset(), width);
     offsets.push_back(add.getOffset());
     p = add.getPtr();
   }
   auto arg = dyn_cast<BlockArgument>(p);
   if (!arg || !arg.getOwner()->isEntryBlock() ||
       !isa<func::FuncOp>(arg.getOwner()->getParentOp()))
-    return failure();
+    return fail("its address does not start at a pointer argument of the "
+                "kernel");
+  // A box that starts inside a row must end there (TMA reads columns past
+  // the row as zero, where the load would read the next row): provable
+  // when the row stride and the offset are multiples of the box's width.
+  if (!wholeRows && !inWidths)
+    return fail("its box may straddle two rows: the offset from the "
+                "argument is not provably whole rows, nor are it and the "
+                "row stride multiples of the box's " +
+                std::to_string(width) + " columns");
   auto i64 = b.getI64Type();
   Value sum = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0));
   for (Value o : offsets) {
@@ -442,27 +561,32 @@ FailureOr<std::pair<Value, Value>> splitRows(OpBuilder &b, Location loc,
       o = arith::ExtSIOp::create(b, loc, i64, o);
     sum = arith::AddIOp::create(b, loc, sum, o);
   }
-  Value rows = arith::DivSIOp::create(
-      b, loc, sum, arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(stride)));
-  return std::make_pair(
-      Value(arg), Value(arith::TruncIOp::create(b, loc, b.getI32Type(), rows)));
+  Value s = stride64 ? stride64
+                     : Value(arith::ConstantOp::create(
+                           b, loc, b.getI64IntegerAttr(stride)));
+  Value rows = arith::DivSIOp::create(b, loc, sum, s);
+  Value col;
+  if (!wholeRows)
+    col = arith::TruncIOp::create(b, loc, b.getI32Type(),
+                                  arith::RemSIOp::create(b, loc, sum, s));
+  return ArgumentRows{arg, arith::TruncIOp::create(b, loc, b.getI32Type(), rows),
+                      col};
 }
 
-/// `p` addresses row `y` of a box of rows `stride` elements apart: the
-/// kernel argument behind it and the row of that argument where the box's
-/// row 0 sits (splitRows of p - y * stride).
-FailureOr<std::pair<Value, Value>> argumentRows(OpBuilder &b, Location loc,
-                                                Value p, Value y,
-                                                int64_t stride) {
-  auto i64 = [&](int64_t v) {
-    return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v));
-  };
+/// `p` addresses row `y` of a box of rows `stride` (or `stride64`) elements
+/// apart: splitRows of p - y * stride.
+FailureOr<ArgumentRows> argumentRows(OpBuilder &b, Location loc, Value p,
+                                     Value y, int64_t stride, Value stride64,
+                                     int64_t width, std::string *why) {
+  Value s = stride64 ? stride64
+                     : Value(arith::ConstantOp::create(
+                           b, loc, b.getI64IntegerAttr(stride)));
   Value back = arith::SubIOp::create(
-      b, loc, i64(0),
+      b, loc, arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0)),
       arith::MulIOp::create(
-          b, loc, arith::ExtSIOp::create(b, loc, b.getI64Type(), y), i64(stride)));
+          b, loc, arith::ExtSIOp::create(b, loc, b.getI64Type(), y), s));
   return splitRows(b, loc, AddPtrOp::create(b, loc, p.getType(), p, back),
-                   stride);
+                   stride, stride64, width, why);
 }
 
 /// Builds the scalar value of tile `v` at coordinate 0 (iota -> 0), with
@@ -526,18 +650,57 @@ FailureOr<Value> originOf(OpBuilder &b, scf::ForOp loop, Value v,
 /// built at `b`.
 struct BoxOrigin {
   Value arg, rowBase, y0;
+  Value col; ///< first column (null: 0, the map spans the box's columns)
 };
 FailureOr<BoxOrigin> boxOrigin(OpBuilder &b, scf::ForOp loop, Match mt,
-                               IRMapping &map) {
+                               IRMapping &map, std::string *why = nullptr) {
   FailureOr<Value> p0 = originOf(b, loop, mt.ptr, map);
   FailureOr<Value> y0 = failed(p0) ? p0 : originOf(b, loop, mt.rowIndex, map);
-  if (failed(y0))
+  if (failed(y0)) {
+    if (why)
+      *why = "its first address is not computed by pure integer and pointer "
+             "ops the pass can rebuild";
     return failure();
-  FailureOr<std::pair<Value, Value>> split =
-      argumentRows(b, mt.ptr.getLoc(), *p0, *y0, mt.stride);
+  }
+  Value stride64;
+  if (mt.strideValue) {
+    FailureOr<Value> s = originOf(b, loop, mt.strideValue, map);
+    if (failed(s))
+      return failure();
+    stride64 = s->getType().isInteger(64)
+                   ? *s
+                   : arith::ExtSIOp::create(b, mt.ptr.getLoc(), b.getI64Type(), *s);
+  }
+  auto type = cast<TileType>(mt.ptr.getType());
+  FailureOr<ArgumentRows> split =
+      argumentRows(b, mt.ptr.getLoc(), *p0, *y0, mt.stride, stride64,
+                   type.getDimSize(mt.inner), why);
   if (failed(split))
     return failure();
-  return BoxOrigin{split->first, split->second, *y0};
+  return BoxOrigin{split->arg, split->row, *y0, split->col};
+}
+
+/// Why boxOrigin cannot be built for `mt` (empty when it can): a dry run
+/// into a scratch block, erased after.
+std::string originProblem(scf::ForOp loop, const Match &mt) {
+  Block scratch;
+  OpBuilder b(mt.ptr.getContext());
+  b.setInsertionPointToEnd(&scratch);
+  IRMapping map;
+  if (loop)
+    map.map(loop.getInductionVar(), loop.getLowerBound());
+  std::string why;
+  bool ok = succeeded(boxOrigin(b, loop, mt, map, &why));
+  for (Operation &op : scratch)
+    op.dropAllReferences();
+  while (!scratch.empty())
+    scratch.back().erase();
+  return ok ? std::string() : why;
+}
+
+DenseI64ArrayAttr strideArgsAttr(OpBuilder &b, const Match &mt) {
+  return mt.strideArgs.empty() ? DenseI64ArrayAttr()
+                               : b.getDenseI64ArrayAttr(mt.strideArgs);
 }
 
 /// Copy `iter` of the box whose first row is `y`, where `pred` holds.
@@ -546,11 +709,12 @@ void createCopy(OpBuilder &b, Match mt, const BoxOrigin &o, Value y,
   Location loc = mt.load.getLoc();
   auto type = cast<TileType>(mt.load.getType());
   TmaCopyOp::create(b, loc, o.arg, arith::AddIOp::create(b, loc, o.rowBase, y),
-                    iter, pred, b.getI64IntegerAttr(slot),
+                    iter, pred, o.col, b.getI64IntegerAttr(slot),
                     b.getI64IntegerAttr(stages),
                     b.getDenseI64ArrayAttr(type.getShape()),
                     b.getI64IntegerAttr(mt.inner),
-                    b.getI64IntegerAttr(mt.stride));
+                    b.getI64IntegerAttr(mt.stride), strideArgsAttr(b, mt),
+                    UnitAttr());
 }
 
 /// The load becomes a wait for stage `stage` (barrier parity `parity`),
@@ -798,9 +962,9 @@ LogicalResult rewriteStore(StoreOp st, Match mt, int64_t slot) {
   b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
   TmaStoreOp::create(b, loc, origin->arg,
                      arith::AddIOp::create(b, loc, origin->rowBase, y0),
-                     st.getValue(), b.getI64IntegerAttr(slot),
+                     st.getValue(), origin->col, b.getI64IntegerAttr(slot),
                      b.getI64IntegerAttr(mt.inner),
-                     b.getI64IntegerAttr(mt.stride));
+                     b.getI64IntegerAttr(mt.stride), strideArgsAttr(b, mt));
   st->moveBefore(ifOp.elseBlock()->getTerminator());
   return success();
 }

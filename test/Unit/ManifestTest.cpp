@@ -308,9 +308,25 @@ TEST(Manifest, TensorMapsSchemaErrors) {
   EXPECT_EQ(mapError(TensorMapParam{2, 4, 64, 192, 32, 128}),
             "invalid manifest: \"tensorMaps\"[1]: \"elemBytes\" must be 2, "
             "got 4");
-  EXPECT_EQ(mapError(TensorMapParam{2, 2, 0, 192, 32, 128}),
-            "invalid manifest: \"tensorMaps\"[1]: \"rowElems\" must be "
-            "positive, got 0");
+  // rowElems 0: rows as long as the stride (boxes starting at a column),
+  // and a run-time stride: rowStride times integer parameters.
+  for (const TensorMapParam &ok : {TensorMapParam{2, 2, 0, 192, 32, 128},
+                                   TensorMapParam{2, 2, 0, 8, 32, 128, {5}}}) {
+    Manifest m = withMaps(), back;
+    m.tensorMaps[1] = ok;
+    std::string error;
+    EXPECT_TRUE(Manifest::fromJSON(m.toJSON(), back, error)) << error;
+    EXPECT_EQ(back, m);
+  }
+  EXPECT_EQ(mapError(TensorMapParam{2, 2, 0, 16, 32, 128}),
+            "invalid manifest: \"tensorMaps\"[1]: \"rowStride\" 16 is less "
+            "than \"boxElems\" 32");
+  EXPECT_EQ(mapError(TensorMapParam{2, 2, 0, 8, 32, 128, {1}}),
+            "invalid manifest: \"tensorMaps\"[1]: \"strideArgs\" names 'k' "
+            "of type ptr<bf16>, not an integer");
+  EXPECT_EQ(mapError(TensorMapParam{2, 2, 0, 8, 32, 128, {9}}),
+            "invalid manifest: \"tensorMaps\"[1]: \"strideArgs\" holds 9, "
+            "not a parameter index");
   EXPECT_EQ(mapError(TensorMapParam{2, 2, 64, 0, 32, 128}),
             "invalid manifest: \"tensorMaps\"[1]: \"rowStride\" must be "
             "positive, got 0");

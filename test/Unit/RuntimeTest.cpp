@@ -594,6 +594,44 @@ TEST(Runtime, LaunchPassesTensorMapsAfterTheArguments) {
   EXPECT_EQ(fake()->launches, launches + 3);
 }
 
+TEST(Runtime, TensorMapOfARunTimeRowStride) {
+  // k as rows of 8 * seqlen elements (a [B, S, H, D] tensor's H * D with
+  // H = seqlen here), each map row the whole stride (rowElems 0).
+  FakeDriver driver;
+  CaptureTensorMaps capture;
+  Expected<Device> dev = Device::open();
+  ASSERT_TRUE(dev);
+  Expected<DeviceBuffer> kbuf = DeviceBuffer::allocate(*dev, 4096);
+  ASSERT_TRUE(kbuf);
+  DevicePtr k = kbuf->ptr();
+  Manifest m = flashManifest();
+  m.tensorMaps = {{1, 2, 0, 8, 64, 64, {5}}};
+  Expected<Kernel> kernel = Kernel::load(*dev, m, kPTX);
+  ASSERT_TRUE(kernel) << kernel.error();
+  std::vector<KernelArg> args = tmaArgs(k, k);
+  args[5] = KernelArg::int32(16); // stride 128 elements, 256 bytes
+  int encodes = fake()->tensorMapEncodes;
+  Status ok = kernel->launch({1, 1, 1}, args);
+  ASSERT_TRUE(ok.ok()) << ok.message();
+  ASSERT_EQ(fake()->tensorMapEncodes, encodes + 1);
+  const FakeTensorMapCall &c = fake()->tensorMapCalls[encodes % 8];
+  EXPECT_EQ(c.globalDim[0], 128u);
+  EXPECT_EQ(c.globalDim[1], 16u); // (4096 - 256) / 256 + 1
+  EXPECT_EQ(c.globalStrides[0], 256u);
+  EXPECT_EQ(c.boxDim[0], 64u);
+
+  args[5] = KernelArg::int32(4); // rows of 32 elements: shorter than a box
+  Status s = kernel->launch({1, 1, 1}, args);
+  EXPECT_EQ(s.message(), "launching 'flash_fwd': tensor map of argument 1 "
+                         "'k': rows 32 elements apart are shorter than its "
+                         "box (64 elements)");
+  args[5] = KernelArg::int32(-2);
+  s = kernel->launch({1, 1, 1}, args);
+  EXPECT_EQ(s.message(), "launching 'flash_fwd': tensor map of argument 1 "
+                         "'k': row stride 8 x 'seqlen' = -2 is not a positive "
+                         "stride below 2^40 elements");
+}
+
 TEST(Runtime, TensorMapErrorsNameTheArgument) {
   FakeDriver driver;
   CaptureTensorMaps capture;

@@ -156,6 +156,20 @@ FailureOr<TmaSlot *> slotOf(Operation *op, StringRef what, int64_t slot,
   return &ki.slots[slot];
 }
 
+/// The x coordinate of slab `s` (64 columns) of a box: a constant, or with
+/// a first column `col` (a box inside a longer row) an operand appended to
+/// `ops` and named by its number in ptxIf's asm (its $0 is the predicate,
+/// so ops[i] is $(i + 1)).
+std::string slabColumn(OpBuilder &b, Location loc, Value col, int64_t s,
+                       SmallVectorImpl<Value> &ops) {
+  if (!col)
+    return std::to_string(s * kSlabElems);
+  ops.push_back(s ? Value(arith::AddIOp::create(b, loc, col,
+                                                i32Const(b, loc, s * kSlabElems)))
+                  : col);
+  return "$" + std::to_string(ops.size());
+}
+
 struct TmaCopyLowering : TilePattern<TmaCopyOp> {
   using TilePattern::TilePattern;
 
@@ -197,14 +211,15 @@ struct TmaCopyLowering : TilePattern<TmaCopyOp> {
     SmallVector<Value> ops = {barrier, slot.map, coord};
     for (int64_t s = 0; s < slabs; ++s) {
       ops.push_back(arith::AddIOp::create(rw, loc, buffer, c32(s * outer * 128)));
+      std::string dst = std::to_string(ops.size());
+      std::string x = slabColumn(rw, loc, a.getCol(), s, ops);
       copies += "\n@p cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::"
-                "complete_tx::bytes [$" + std::to_string(ops.size()) + "], [$2, {" +
-                std::to_string(s * kSlabElems) + ", $3}], [$1];";
+                "complete_tx::bytes [$" + dst + "], [$2, {" + x + ", $3}], [$1];";
     }
     std::string expect = "@p mbarrier.arrive.expect_tx.shared::cta.b64 _, [$1], " +
                          std::to_string(inner * outer * eltBytes) + ";";
     std::string cons = "r,l,r";
-    for (int64_t s = 0; s < slabs; ++s)
+    for (size_t i = 3; i < ops.size(); ++i)
       cons += ",r";
     std::string text;
     if (!slot.hasEmpty) {
@@ -420,11 +435,13 @@ struct TmaStoreLowering : TilePattern<TmaStoreOp> {
     std::string text, cons = "l,r";
     for (int64_t s = 0; s < cols / kSlabElems; ++s) {
       ops.push_back(arith::AddIOp::create(rw, loc, rowsAt, c32(s * rows * 128)));
-      cons += ",r";
+      size_t at = ops.size();
+      std::string x = slabColumn(rw, loc, a.getCol(), s, ops);
       text += "@p cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$1, {" +
-              std::to_string(s * kSlabElems) + ", $2}], [$" +
-              std::to_string(ops.size()) + "];\n";
+              x + ", $2}], [$" + std::to_string(at) + "];\n";
     }
+    for (size_t i = 2; i < ops.size(); ++i)
+      cons += ",r";
     text += "@p cp.async.bulk.commit_group;";
     ptxIf(rw, loc, issuer, ops, text, cons);
     rw.eraseOp(op);
@@ -469,20 +486,37 @@ struct SlotUse {
   Value base;
   SmallVector<int64_t> shape;
   int64_t inner = 0, rowStride = 0, stages = 1;
+  bool wholeRows = false;           ///< boxes start at a column (`col`)
+  SmallVector<int64_t> strideArgs;  ///< a run-time stride's arguments
   bool agrees(const SlotUse &o) const {
     return base == o.base && shape == o.shape && inner == o.inner &&
-           rowStride == o.rowStride && stages == o.stages;
+           rowStride == o.rowStride && stages == o.stages &&
+           wholeRows == o.wholeRows && strideArgs == o.strideArgs;
   }
 };
+SmallVector<int64_t> argsOf(std::optional<ArrayRef<int64_t>> a) {
+  return a ? llvm::to_vector(*a) : SmallVector<int64_t>();
+}
 SlotUse useOf(TmaCopyOp c) {
-  return {c, c.getBase(), llvm::to_vector(c.getShape()),
-          int64_t(c.getInnerDim()), int64_t(c.getRowStride()),
-          int64_t(c.getStages())};
+  return {c,
+          c.getBase(),
+          llvm::to_vector(c.getShape()),
+          int64_t(c.getInnerDim()),
+          int64_t(c.getRowStride()),
+          int64_t(c.getStages()),
+          bool(c.getCol()),
+          argsOf(c.getStrideArgs())};
 }
 SlotUse useOf(TmaStoreOp st) {
   auto t = cast<TileType>(st.getValue().getType());
-  return {st, st.getBase(), llvm::to_vector(t.getShape()),
-          int64_t(st.getInnerDim()), int64_t(st.getRowStride()), 1};
+  return {st,
+          st.getBase(),
+          llvm::to_vector(t.getShape()),
+          int64_t(st.getInnerDim()),
+          int64_t(st.getRowStride()),
+          1,
+          bool(st.getCol()),
+          argsOf(st.getStrideArgs())};
 }
 } // namespace
 
@@ -529,7 +563,8 @@ LogicalResult lowering::setupTmaSlots(gpu::GPUFuncOp fn, KernelInfo &k) {
 
   // One tensor map per slot: a trailing parameter, described for the
   // launcher in kTensorMapsAttr ([arg, elemBytes, rowElems, rowStride,
-  // boxElems, boxRows]); thread 0 prefetches it.
+  // boxElems, boxRows, strideArgs...]; rowElems 0: rows as long as their
+  // stride, for boxes that start at a column); thread 0 prefetches it.
   auto ptrType = LLVM::LLVMPointerType::get(b.getContext());
   SmallVector<Attribute> maps;
   k.slots.resize(numSlots);
@@ -538,9 +573,11 @@ LogicalResult lowering::setupTmaSlots(gpu::GPUFuncOp fn, KernelInfo &k) {
     int64_t inner = c.shape[c.inner], outer = c.shape[1 - c.inner];
     if (auto st = dyn_cast<TmaStoreOp>(c.op)) // each group copies its rows
       outer /= storeGroups(layoutOf(st.getValue()), outer, k.warps);
-    maps.push_back(b.getDenseI64ArrayAttr(
-        {int64_t(cast<BlockArgument>(c.base).getArgNumber()), 2, inner,
-         c.rowStride, kSlabElems, outer}));
+    SmallVector<int64_t> desc = {
+        int64_t(cast<BlockArgument>(c.base).getArgNumber()), 2,
+        c.wholeRows ? 0 : inner, c.rowStride, kSlabElems, outer};
+    desc.append(c.strideArgs);
+    maps.push_back(b.getDenseI64ArrayAttr(desc));
     unsigned argIdx = fn.getNumArguments();
     if (failed(fn.insertArgument(argIdx, ptrType, DictionaryAttr(), loc)))
       return failure();
