@@ -703,4 +703,6 @@ def Tile_CastOp : Tile_Op<"cast", [Pure]> {
   let hasFolder = 1;
 }
 
+include "TileScalarOps.td"
+
 #endif // TILE_OPS_TD

@@ -114,7 +114,7 @@ struct ListExpr : ExprBase<Expr::List> {
 
 class Stmt {
 public:
-  enum Kind { Let, Assign, ExprS, For, If, Return };
+  enum Kind { Let, Assign, ExprS, For, If, Return, While };
   Stmt(Kind kind, SrcLoc loc) : kind(kind), loc(loc) {}
   virtual ~Stmt() = default;
   Kind getKind() const { return kind; }
@@ -173,6 +173,13 @@ struct IfStmt : StmtBase<Stmt::If> {
   IfStmt(SrcLoc loc) : StmtBase(loc) {}
   ExprPtr cond;
   Body thenBody, elseBody;
+};
+
+/// `while c { body }`: `c` is re-evaluated before each iteration.
+struct WhileStmt : StmtBase<Stmt::While> {
+  WhileStmt(SrcLoc loc) : StmtBase(loc) {}
+  ExprPtr cond;
+  Body body;
 };
 
 struct ReturnStmt : StmtBase<Stmt::Return> {

@@ -111,6 +111,14 @@ private:
         Nest n2(*this);
         block(i->elseBody);
       }
+    } else if (auto *w = llvm::dyn_cast<WhileStmt>(&s)) {
+      line(s.getLoc()) << "While";
+      at(s.getLoc());
+      Nest n(*this);
+      expr(*w->cond);
+      line(s.getLoc()) << "Body\n";
+      Nest n2(*this);
+      block(w->body);
     } else if (auto *r = llvm::dyn_cast<ReturnStmt>(&s)) {
       line(s.getLoc()) << "Return";
       at(s.getLoc());

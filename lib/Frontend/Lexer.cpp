@@ -26,6 +26,7 @@ const char *tile::frontend::tokSpelling(Tok kind) {
   case Tok::KwIf: return "'if'";
   case Tok::KwElse: return "'else'";
   case Tok::KwReturn: return "'return'";
+  case Tok::KwWhile: return "'while'";
   case Tok::LParen: return "'('";
   case Tok::RParen: return "')'";
   case Tok::LBracket: return "'['";
@@ -162,6 +163,7 @@ private:
                  .Case("if", Tok::KwIf)
                  .Case("else", Tok::KwElse)
                  .Case("return", Tok::KwReturn)
+                 .Case("while", Tok::KwWhile)
                  .Default(Tok::Ident);
     return true;
   }

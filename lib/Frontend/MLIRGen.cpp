@@ -111,6 +111,8 @@ bool MLIRGen::genStmtImpl(const Stmt &s) {
     return genIf(*i);
   if (auto *r = llvm::dyn_cast<ReturnStmt>(&s))
     return genReturn(*r);
+  if (auto *w = llvm::dyn_cast<WhileStmt>(&s))
+    return genWhile(*w);
   auto *e = llvm::cast<ExprStmt>(&s);
   return succeeded(genExpr(*e->expr));
 }
@@ -151,12 +153,14 @@ bool MLIRGen::genAssign(const AssignStmt &s) {
 }
 
 /// Names assigned anywhere in `block` (nested blocks included), in order.
-static void collectAssigned(const Body &block, llvm::SetVector<llvm::StringRef> &out) {
+void ::tile::frontend::collectAssigned(const Body &block, llvm::SetVector<llvm::StringRef> &out) {
   for (const StmtPtr &s : block) {
     if (auto *a = llvm::dyn_cast<AssignStmt>(s.get()))
       out.insert(a->name);
     else if (auto *f = llvm::dyn_cast<ForStmt>(s.get()))
       collectAssigned(f->body, out);
+    else if (auto *w = llvm::dyn_cast<WhileStmt>(s.get()))
+      collectAssigned(w->body, out);
     else if (auto *i = llvm::dyn_cast<IfStmt>(s.get())) {
       collectAssigned(i->thenBody, out);
       collectAssigned(i->elseBody, out);
@@ -287,11 +291,7 @@ bool MLIRGen::genIf(const IfStmt &s) {
   if (failed(c))
     return false;
   if (c->kind != Val::Bool)
-    return error(s.cond->getLoc())
-               << "'if' needs a compile-time bool condition, got "
-               << describe(*c)
-               << "; for run-time values use 'c ? a : b' or where(c, a, b)",
-           false;
+    return genRuntimeIf(s, *c);
   scopes.emplace_back();
   bool ok = genBlock(c->b ? s.thenBody : s.elseBody);
   scopes.pop_back();
@@ -299,11 +299,14 @@ bool MLIRGen::genIf(const IfStmt &s) {
 }
 
 bool MLIRGen::genReturn(const ReturnStmt &s) {
-  if (callStack.empty())
-    return error(s.getLoc()) << "'return' is only allowed in a helper 'fn'",
-           false;
   if (loopDepth > 0)
     return error(s.getLoc()) << "'return' inside a loop is not supported",
+           false;
+  if (callStack.empty())
+    return genKernelReturn(s);
+  if (runtimeIfDepth > 0)
+    return error(s.getLoc()) << "'return' inside a run-time 'if' is only "
+                             << "supported in a kernel, not in a helper 'fn'",
            false;
   Val v;
   if (s.value) {
@@ -333,11 +336,12 @@ FailureOr<Val> MLIRGen::inlineFn(const FnDecl &fn, const CallExpr &call,
                                 << ", got " << args.size(),
            failure();
   size_t savedBase = frameBase;
-  unsigned savedLoops = loopDepth;
+  unsigned savedLoops = loopDepth, savedIfs = runtimeIfDepth;
   callStack.push_back(fn.name);
   callSites.push_back(call.getLoc());
   frameBase = scopes.size();
   loopDepth = 0;
+  runtimeIfDepth = 0;
   returned = false;
   returnValue = Val();
   scopes.emplace_back();
@@ -351,6 +355,7 @@ FailureOr<Val> MLIRGen::inlineFn(const FnDecl &fn, const CallExpr &call,
   scopes.pop_back();
   frameBase = savedBase;
   loopDepth = savedLoops;
+  runtimeIfDepth = savedIfs;
   returned = false;
   returnValue = Val();
   callStack.pop_back();

@@ -10,6 +10,9 @@
 // MLIRGen.cpp: kernel, params, statements, loops, fn inlining.
 // MLIRGenExpr.cpp: expressions, operators, broadcasting, casts.
 // MLIRGenBuiltins.cpp: builtin calls (load, dot, reduce_*, ...).
+// MLIRGenControl.cpp: run-time if/else, while, early return in a kernel.
+// MLIRGenScalar.cpp: scalar loads/stores, reductions to a scalar, math on
+// run-time scalars, i32 -> i64 widening.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -21,6 +24,8 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringMap.h"
 
 #include <deque>
@@ -49,6 +54,9 @@ struct Val {
 /// The binary operators (also used by max/min and compound assignment).
 enum class BinOp { Add, Sub, Mul, Div, Rem, Lt, Le, Gt, Ge, Eq, Ne, And, Or,
                    Max, Min };
+
+/// Names assigned anywhere in `block` (nested blocks included), in order.
+void collectAssigned(const Body &block, llvm::SetVector<llvm::StringRef> &out);
 
 /// True for the names of builtin functions (load, dot, exp, ...).
 bool isBuiltinFunction(llvm::StringRef name);
@@ -92,6 +100,11 @@ private:
   bool enterGen(SrcLoc l);
   bool returned = false;
   Val returnValue;
+  /// Run-time `if`s being generated around the current statement.
+  unsigned runtimeIfDepth = 0;
+  /// The `return;`s a kernel may hold: in its body, or directly in a branch
+  /// of an `if` there (the rest of the kernel becomes the other branch).
+  llvm::SmallPtrSet<const Stmt *, 8> kernelReturns;
 
   // MLIRGen.cpp
   mlir::Location loc(SrcLoc l);
@@ -115,6 +128,16 @@ private:
   bool genReturn(const ReturnStmt &s);
   mlir::FailureOr<Val> inlineFn(const FnDecl &fn, const CallExpr &call,
                                 std::vector<Val> args);
+
+  // MLIRGenControl.cpp
+  bool genKernelBody(const Body &body, size_t from);
+  bool genReturningIf(const IfStmt &s, const Body &body, size_t rest);
+  bool genReturningIfImpl(const IfStmt &s, const Body &body, size_t rest);
+  bool genRuntimeIf(const IfStmt &s, Val cond);
+  bool genWhile(const WhileStmt &s);
+  bool genKernelReturn(const ReturnStmt &s);
+  mlir::FailureOr<mlir::Value> scalarCondition(Val c, SrcLoc l,
+                                               llvm::StringRef what);
 
   // MLIRGenExpr.cpp
   mlir::FailureOr<Val> genExpr(const Expr &e);
@@ -165,6 +188,16 @@ private:
   mlir::FailureOr<Val> genReduce(const CallExpr &e, Slots s);
   mlir::FailureOr<Val> genMath(const CallExpr &e, Slots s);
   mlir::FailureOr<Val> genFull(const CallExpr &e, Slots s);
+
+  // MLIRGenScalar.cpp
+  mlir::FailureOr<Val> genScalarMemory(const CallExpr &e, Slots s, Val ptr);
+  mlir::FailureOr<Val> genReduceToScalar(const CallExpr &e, Val x);
+  mlir::FailureOr<Val> genScalarMath(llvm::StringRef name, Val x, SrcLoc l);
+public:
+  /// i32 -> i64 (sign-extended) where an i32 operand meets an i64 one, so
+  /// that mixed arithmetic and comparisons run on i64.
+  mlir::LogicalResult widenIntegers(Val &a, Val &b, SrcLoc l);
+private:
 };
 
 } // namespace tile::frontend

@@ -31,8 +31,8 @@ static const BuiltinSig kBuiltins[] = {
     {"store", 2, {"ptr", "value", "mask"}},
     {"atomic_add", 2, {"ptr", "value", "mask"}},
     {"dot", 2, {"a", "b", "acc", "allow_tf32"}},
-    {"reduce_max", 2, {"x", "axis"}},   {"reduce_sum", 2, {"x", "axis"}},
-    {"reduce_min", 2, {"x", "axis"}},   {"trans", 1, {"x"}},
+    {"reduce_max", 1, {"x", "axis"}},   {"reduce_sum", 1, {"x", "axis"}},
+    {"reduce_min", 1, {"x", "axis"}},   {"trans", 1, {"x"}},
     {"where", 3, {"cond", "a", "b"}},   {"exp", 1, {"x"}},
     {"exp2", 1, {"x"}},                 {"log", 1, {"x"}},
     {"log2", 1, {"x"}},                 {"sqrt", 1, {"x"}},
@@ -304,7 +304,8 @@ FailureOr<Val> MLIRGen::genFull(const CallExpr &e, Slots s) {
 }
 
 /// exp, exp2, log, log2, sqrt, rsqrt, tanh, abs: folded on constants,
-/// tile ops on tiles; run-time scalars are rejected.
+/// tile ops on tiles, one-element tile ops on run-time scalars
+/// (MLIRGenScalar.cpp).
 FailureOr<Val> MLIRGen::genMath(const CallExpr &e, Slots s) {
   StringRef n = e.callee;
   FailureOr<Val> x = arg(s, 0);
@@ -321,9 +322,11 @@ FailureOr<Val> MLIRGen::genMath(const CallExpr &e, Slots s) {
                    .Case("tanh", std::tanh(v)).Default(std::fabs(v));
     return Val::ofFloat(r);
   }
+  if (x->isRuntime() && !isa<TileType>(x->value.getType()))
+    return genScalarMath(n, *x, s[0]->loc);
   auto t = x->isRuntime() ? dyn_cast<TileType>(x->value.getType()) : TileType();
   if (!t)
-    return error(s[0]->loc) << "'" << n << "' works on tiles only, got "
+    return error(s[0]->loc) << "'" << n << "' needs a number or a tile, got "
                             << describe(*x), failure();
   Type elem = t.getElementType();
   bool ok = n == "abs" ? !elem.isInteger(1) && !isa<PtrType>(elem)

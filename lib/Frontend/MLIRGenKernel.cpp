@@ -220,7 +220,7 @@ OwningOpRef<ModuleOp> MLIRGen::build(const FrontendOptions &options) {
       return nullptr;
   }
   builder.setInsertionPointToStart(entry);
-  if (!genBlock(k->body))
+  if (!genKernelBody(k->body, 0))
     return nullptr;
   func::ReturnOp::create(builder, loc(k->loc));
 

@@ -185,6 +185,8 @@ FailureOr<Val> MLIRGen::genBinary(BinOp op, Val a, Val b, SrcLoc l) {
              failure();
   if (a.isConst() && b.isConst())
     return fold(op, a, b, [&] { return error(l); });
+  if (failed(widenIntegers(a, b, l)))
+    return failure();
 
   // Pointer arithmetic: ptr + int offsets (in elements).
   if (isPtrTyped(a) || isPtrTyped(b)) {
@@ -253,6 +255,8 @@ FailureOr<Val> MLIRGen::genSelect(Val c, Val a, Val b, SrcLoc l) {
     if (v->kind == Val::None || v->kind == Val::Type)
       return error(l) << "select needs values, got " << describe(*v),
              failure();
+  if (failed(widenIntegers(a, b, l)))
+    return failure();
   FailureOr<Type> elem = commonElemType(a, b, l, "a select");
   if (failed(elem))
     return failure();

@@ -21,6 +21,8 @@ FailureOr<Val> MLIRGen::genMemory(const CallExpr &e, Slots s) {
   FailureOr<Val> p = arg(s, 0);
   if (failed(p))
     return failure();
+  if (p->isRuntime() && isa<PtrType>(p->value.getType()))
+    return genScalarMemory(e, s, *p);
   auto pt = p->isRuntime() ? dyn_cast<TileType>(p->value.getType()) : TileType();
   if (!pt || !isa<PtrType>(pt.getElementType())) {
     auto d = error(s[0]->loc);
@@ -182,17 +184,20 @@ FailureOr<Val> MLIRGen::genReduce(const CallExpr &e, Slots s) {
   if (!t || el.isInteger(1) || isa<PtrType>(el))
     return error(s[0]->loc) << "'" << e.callee << "' needs a numeric tile, got "
                             << describe(*x), failure();
+  int64_t rank = t.getRank();
+  if (!s[1] && rank == 1)
+    return genReduceToScalar(e, *x);
+  if (!s[1])
+    return error(e.getLoc()) << "'" << e.callee << "' needs argument 'axis'",
+           failure();
   FailureOr<int64_t> axis = constIntArg(e, s, 1, "the reduction axis");
   if (failed(axis))
     return failure();
-  int64_t rank = t.getRank();
   if (*axis < -rank || *axis >= rank)
     return error(s[1]->loc) << "reduction axis " << *axis << " is out of "
                             << "range for a tile of rank " << rank, failure();
   if (rank == 1)
-    return error(e.getLoc()) << "reducing a 1-D tile to a scalar is not "
-                             << "supported; reduce a 2-D tile along one axis",
-           failure();
+    return genReduceToScalar(e, *x);
   int64_t ax = *axis < 0 ? *axis + rank : *axis;
   SmallVector<int64_t> shape(t.getShape());
   shape.erase(shape.begin() + ax);

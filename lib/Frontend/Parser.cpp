@@ -156,7 +156,7 @@ bool Parser::parseBlock(Body &block) {
   return true;
 }
 
-/// stmt ::= let | for | if | return | assign | expr-stmt
+/// stmt ::= let | for | if | while | return | assign | expr-stmt
 bool Parser::parseStmt(StmtPtr &stmt) {
   switch (cur().kind) {
   case Tok::KwLet:
@@ -166,6 +166,8 @@ bool Parser::parseStmt(StmtPtr &stmt) {
     return parseFor(stmt);
   case Tok::KwIf:
     return parseIf(stmt);
+  case Tok::KwWhile:
+    return parseWhile(stmt);
   case Tok::KwReturn:
     return parseReturn(stmt);
   case Tok::KwKernel:
@@ -239,6 +241,16 @@ bool Parser::parseIf(StmtPtr &stmt) {
     }
   }
   stmt = std::move(s);
+  return true;
+}
+
+/// while ::= 'while' expr block
+bool Parser::parseWhile(StmtPtr &stmt) {
+  auto w = std::make_unique<WhileStmt>(cur().loc);
+  consume();
+  if (!parseExpr(w->cond) || !parseBlock(w->body))
+    return false;
+  stmt = std::move(w);
   return true;
 }
 

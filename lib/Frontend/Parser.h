@@ -73,6 +73,7 @@ private:
   bool parseLet(StmtPtr &stmt);
   bool parseFor(StmtPtr &stmt);
   bool parseIf(StmtPtr &stmt);
+  bool parseWhile(StmtPtr &stmt);
   bool parseReturn(StmtPtr &stmt);
   bool parseAssignOrExpr(StmtPtr &stmt);
 

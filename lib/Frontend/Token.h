@@ -23,7 +23,7 @@ enum class Tok {
   Int,
   Float,
   // Keywords.
-  KwKernel, KwFn, KwLet, KwVar, KwFor, KwIn, KwIf, KwElse, KwReturn,
+  KwKernel, KwFn, KwLet, KwVar, KwFor, KwIn, KwIf, KwElse, KwReturn, KwWhile,
   // Punctuation.
   LParen, RParen, LBracket, RBracket, LBrace, RBrace,
   Comma, Semi, Colon, Question, Dot,

@@ -197,6 +197,36 @@ struct Assigner {
     return success();
   }
 
+  /// scf.while: the "before" arguments keep their initial value's layout
+  /// (as scf.for's iter_args); the "after" arguments and the results take
+  /// the layout of the "before" argument of their position when the types
+  /// match (the usual `scf.condition` forwarding), else the default.
+  LogicalResult visitWhile(scf::WhileOp w) {
+    for (auto [i, arg] : llvm::enumerate(w.getBeforeArguments())) {
+      auto t = dyn_cast<TileType>(arg.getType());
+      if (!t)
+        continue;
+      auto init = cast<TileType>(w.getInits()[i].getType());
+      LayoutAttr l = init.getLayout() ? init.getLayout() : defaultFor(t);
+      arg.setType(with(t, l));
+      require(w, i, l);
+    }
+    for (auto [i, arg] : llvm::enumerate(w.getAfterArguments())) {
+      auto t = dyn_cast<TileType>(arg.getType());
+      if (!t)
+        continue;
+      LayoutAttr l = defaultFor(t);
+      if (i < w.getBeforeArguments().size())
+        if (auto b = dyn_cast<TileType>(w.getBeforeArguments()[i].getType());
+            b && b.getShape() == t.getShape() &&
+            b.getElementType() == t.getElementType())
+          l = b.getLayout();
+      arg.setType(with(t, l));
+      w.getResult(i).setType(with(t, l));
+    }
+    return success();
+  }
+
   LogicalResult visit(Operation *op) {
     if (failed(check(op)))
       return failure();
@@ -264,11 +294,35 @@ struct Assigner {
           return success();
         })
         .Case([&](scf::YieldOp y) {
+          // Into the loop's next iteration, or out of an scf.if / for.
           Operation *parent = y->getParentOp();
-          for (OpOperand &o : y->getOpOperands())
-            if (auto t = dyn_cast<TileType>(
-                    parent->getResult(o.getOperandNumber()).getType()))
-              require(y, o.getOperandNumber(), t.getLayout());
+          auto w = dyn_cast<scf::WhileOp>(parent);
+          for (OpOperand &o : y->getOpOperands()) {
+            unsigned i = o.getOperandNumber();
+            Type to = w ? w.getBeforeArguments()[i].getType()
+                        : parent->getResult(i).getType();
+            if (auto t = dyn_cast<TileType>(to))
+              require(y, i, t.getLayout());
+          }
+          return success();
+        })
+        .Case([&](scf::IfOp ifOp) {
+          // Branch results in the default layout; each yield converts.
+          for (OpResult r : ifOp.getResults())
+            if (auto t = dyn_cast<TileType>(r.getType()))
+              r.setType(with(t, defaultFor(t)));
+          return success();
+        })
+        .Case([&](scf::WhileOp w) { return visitWhile(w); })
+        .Case([&](scf::ConditionOp c) {
+          auto w = cast<scf::WhileOp>(c->getParentOp());
+          for (auto [i, arg] : llvm::enumerate(w.getAfterArguments()))
+            if (auto t = dyn_cast<TileType>(arg.getType()))
+              require(c, i + 1, t.getLayout());
+          return success();
+        })
+        .Case([&](ToScalarOp) {
+          // Any layout: every register of a one-element tile holds it.
           return success();
         })
         .Default([&](Operation *other) {

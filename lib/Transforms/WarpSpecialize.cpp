@@ -10,7 +10,10 @@
 //     program copies its own operand into its own slot);
 //   * the scf.for and scf.if ops around them (bounds, conditions), with
 //     only the iter_args and results that the copies need;
-//   * the scalar ops (memory-effect free, no regions) computing all that.
+//   * the scalar ops (memory-effect free, no regions) computing all that,
+//     and tile.scalar_loads (a loop bound read from memory): the producer
+//     reads the value again, so it must be memory the kernel does not
+//     write.
 //
 // In the consumer region the copies go, and each tile.tma_wait of a ring
 // gets a tile.tma_release of its stage where the dot reading the stage is
@@ -141,7 +144,8 @@ private:
       need(ifOp.elseYield().getOperand(i));
       return;
     }
-    if (def->getNumRegions() || !isMemoryEffectFree(def)) {
+    if (def->getNumRegions() ||
+        !(isMemoryEffectFree(def) || isa<ScalarLoadOp>(def))) {
       bad = def;
       return;
     }

@@ -191,6 +191,8 @@ void populateProgramPatterns(TypeConverter &tc, RewritePatternSet &p,
                              LoweringState &s);
 void populateTurnPatterns(TypeConverter &tc, RewritePatternSet &p,
                           LoweringState &s);
+void populateScalarPatterns(TypeConverter &tc, RewritePatternSet &p,
+                            LoweringState &s);
 
 /// Base for the patterns: a converter plus the shared lowering state.
 template <typename Op>

@@ -278,6 +278,7 @@ struct ConvertTileToGPUPass
     populateTmaPatterns(tc, patterns, state);
     populateTurnPatterns(tc, patterns, state);
     populateProgramPatterns(tc, patterns, state);
+    populateScalarPatterns(tc, patterns, state);
     if (failed(applyPartialConversion(gpuModule, target, std::move(patterns))))
       return signalPassFailure();
 
