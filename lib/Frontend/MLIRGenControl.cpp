@@ -145,6 +145,7 @@ bool MLIRGen::genRuntimeIf(const IfStmt &s, Val c) {
       vals.push_back(*v);
     }
     block->getTerminator()->erase();
+    builder.setInsertionPointToEnd(block);
     scf::YieldOp::create(builder, l, vals);
     return true;
   };
