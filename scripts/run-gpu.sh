@@ -107,6 +107,12 @@ if [[ -x $DEST/bin/flash_fwd_jit ]]; then
   for dt in bf16 f16 f32; do
     run_step "flash_fwd_jit-$dt" "$DEST/bin/flash_fwd_jit" "$TILEC_FLASH_FWD_TILE" --dtype "$dt"
   done
+  # [B, S, H, D] (flash_fwd_bshd.tile, rows H*D apart: TMA with a run-time
+  # stride on sm_90a) against [B*H, S, D] on the same data.
+  run_step flash_fwd_jit-bshd-bf16 "$DEST/bin/flash_fwd_jit" "$TILEC_FLASH_FWD_TILE" \
+    --layout both --dtype bf16 --seqlen 1000 --batch-heads 24 --heads 8 --head-dim 128
+  run_step flash_fwd_jit-bshd-f16-causal "$DEST/bin/flash_fwd_jit" "$TILEC_FLASH_FWD_TILE" \
+    --layout both --dtype f16 --causal --seqlen 777 --batch-heads 12 --heads 3 --head-dim 64
 fi
 
 echo
