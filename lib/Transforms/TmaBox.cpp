@@ -1,0 +1,559 @@
+//===- TmaBox.cpp - which accesses are TMA boxes, and where they start ---===//
+//
+// See TmaBox.h.
+//
+//===----------------------------------------------------------------------===//
+#include "lib/Transforms/TmaBox.h"
+
+#include "lib/Transforms/Passes.h"
+
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+using namespace mlir;
+using namespace mlir::tile;
+
+namespace mlir::tile::tma {
+
+/// Why boxOrigin cannot be built for `mt` (empty when it can).
+std::string originProblem(scf::ForOp loop, const Match &mt);
+
+
+/// Without a loop (a load of a dot's A operand outside loops) every value
+/// counts as defined outside.
+bool definedOutside(scf::ForOp loop, Value v) {
+  return !loop || !loop->isAncestor(v.getParentRegion()->getParentOp());
+}
+
+/// Defined outside `loop`, or by pure ops of its body from such values
+/// (never the induction variable or an iter_arg).
+bool isInvariant(scf::ForOp loop, Value v) {
+  if (definedOutside(loop, v))
+    return true;
+  Operation *def = v.getDefiningOp();
+  if (!def || def->getNumRegions() || !isPure(def))
+    return false;
+  return llvm::all_of(def->getOperands(),
+                      [&](Value o) { return isInvariant(loop, o); });
+}
+
+std::optional<int64_t> constantOf(Value v) {
+  if (auto f = v.getDefiningOp<FullOp>())
+    if (auto i = dyn_cast<IntegerAttr>(f.getValue()))
+      return i.getInt();
+  if (auto s = v.getDefiningOp<SplatOp>())
+    return constantOf(s.getOperand());
+  if (auto c = v.getDefiningOp<arith::ConstantOp>())
+    if (auto i = dyn_cast<IntegerAttr>(c.getValue()))
+      return i.getInt();
+  return std::nullopt;
+}
+
+bool isZero(Value v) {
+  auto f = v.getDefiningOp<FullOp>();
+  if (!f)
+    return false;
+  if (auto x = dyn_cast<FloatAttr>(f.getValue()))
+    return x.getValue().isZero() && !x.getValue().isNegative();
+  return false;
+}
+
+/// The scf.for whose induction variable `v` is, when its step is a positive
+/// constant (so that lb <= iv < ub); null otherwise.
+scf::ForOp risingLoopOf(Value v) {
+  auto arg = dyn_cast<BlockArgument>(v);
+  auto loop = arg ? dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp())
+                  : scf::ForOp();
+  auto step = loop ? constantOf(loop.getStep()) : std::nullopt;
+  return loop && arg == loop.getInductionVar() && step && *step > 0
+             ? loop
+             : scf::ForOp();
+}
+
+/// Scalars a row index may start at without TMA (which reads negative rows
+/// as zero) and the masked load disagreeing.
+bool nonNegative(Value v) {
+  if (auto c = constantOf(v))
+    return *c >= 0;
+  if (isa<BlockArgument>(v)) {
+    scf::ForOp loop = risingLoopOf(v);
+    // tile-persistent's loop steps by num_programs(0) > 0.
+    auto owner = dyn_cast<scf::ForOp>(
+        cast<BlockArgument>(v).getOwner()->getParentOp());
+    if (!loop && owner && owner.getInductionVar() == v &&
+        owner->hasAttr(kPersistentAttr))
+      loop = owner;
+    return loop && nonNegative(loop.getLowerBound());
+  }
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return false;
+  if (isa<ProgramIdOp, CtaMemberOp>(def))
+    return true;
+  if (isa<arith::RemUIOp, arith::DivUIOp>(def))
+    return nonNegative(def->getOperand(0));
+  if (auto sub = dyn_cast<arith::SubIOp>(def)) {
+    Value a = sub.getLhs();
+    // gx - 1 (tile-persistent's loop runs no program where gx = 0).
+    if (isLogicalGridSize(a) && constantOf(sub.getRhs()) == 1)
+      return true;
+    // a - min(x, a) with x >= 0: a query block counted from the last one,
+    // gx - 1 - min(x, gx - 1) (tile-persistent's program_id(0)). Unsigned,
+    // a >= 0 too, so that it is the signed minimum.
+    Operation *mn = sub.getRhs().getDefiningOp();
+    if (isa_and_nonnull<arith::MinSIOp, arith::MinUIOp>(mn) &&
+        llvm::is_contained(mn->getOperands(), a)) {
+      Value x = mn->getOperand(mn->getOperand(0) == a ? 1 : 0);
+      return nonNegative(x) && (isa<arith::MinSIOp>(mn) || nonNegative(a));
+    }
+    // c - iv with iv < ub <= c + 1 (a loop counting down:
+    // `range(top, -1, -BN)`).
+    auto c = constantOf(a);
+    scf::ForOp loop = risingLoopOf(sub.getRhs());
+    auto ub = loop ? constantOf(loop.getUpperBound()) : std::nullopt;
+    return c && ub && *ub <= *c + 1;
+  }
+  if (isa<arith::AddIOp, arith::MulIOp, AddOp, MulOp>(def))
+    return nonNegative(def->getOperand(0)) && nonNegative(def->getOperand(1));
+  if (isa<arith::MinSIOp, arith::MinUIOp>(def))
+    return nonNegative(def->getOperand(0)) && nonNegative(def->getOperand(1));
+  if (isa<arith::MaxSIOp, MaxOp>(def))
+    return nonNegative(def->getOperand(0)) || nonNegative(def->getOperand(1));
+  if (isa<arith::SelectOp>(def))
+    return nonNegative(def->getOperand(1)) && nonNegative(def->getOperand(2));
+  if (isa<SplatOp, arith::ExtSIOp, arith::ExtUIOp>(def))
+    return nonNegative(def->getOperand(0));
+  if (isa<IotaOp>(def))
+    return true;
+  return false;
+}
+
+/// The scalar a uniform tile is made of (through broadcasts and splats),
+/// or null.
+Value scalarOf(Value v) {
+  while (auto b = v.getDefiningOp<BroadcastOp>())
+    v = b.getOperand();
+  auto s = v.getDefiningOp<SplatOp>();
+  return s ? s.getOperand() : Value();
+}
+
+/// The factor S of `mul(expand_dims(Y, inner), S)` (through broadcasts), or
+/// null.
+Value rowFactor(Value v, Value y, unsigned inner) {
+  while (auto b = v.getDefiningOp<BroadcastOp>())
+    v = b.getOperand();
+  auto mul = v.getDefiningOp<MulOp>();
+  if (!mul)
+    return Value();
+  for (int i = 0; i < 2; ++i) {
+    auto e = mul->getOperand(i).getDefiningOp<ExpandDimsOp>();
+    if (e && e.getOperand() == y && e.getAxis() == int64_t(inner))
+      return mul->getOperand(1 - i);
+  }
+  return Value();
+}
+
+/// `mul(expand_dims(Y, inner), S)` (through broadcasts) with S the
+/// constant `stride`, or with `strideValue` a splat of that scalar.
+bool isRowOffset(Value v, Value y, unsigned inner, int64_t stride,
+                 Value strideValue) {
+  Value f = rowFactor(v, y, inner);
+  if (!f)
+    return false;
+  return strideValue ? scalarOf(f) == strideValue : constantOf(f) == stride;
+}
+
+/// The scalar row stride of a pointer chain whose row term is
+/// `Y * splat(s)` with `s` not a constant; null when there is none.
+Value runtimeRowStride(Value ptr, Value y, unsigned inner) {
+  while (true) {
+    Operation *def = ptr.getDefiningOp();
+    if (auto b = dyn_cast_or_null<BroadcastOp>(def)) {
+      ptr = b.getOperand();
+    } else if (auto add = dyn_cast_or_null<AddPtrOp>(def)) {
+      if (Value f = rowFactor(add.getOffset(), y, inner))
+        if (Value s = scalarOf(f); s && !constantOf(s))
+          return s;
+      ptr = add.getPtr();
+    } else {
+      return Value();
+    }
+  }
+}
+
+/// `s` as a constant times a product of integer kernel arguments (through
+/// multiplications and sign extensions); the arguments' numbers are
+/// appended to `args`.
+std::optional<int64_t> strideMonomial(Value s, SmallVectorImpl<int64_t> &args) {
+  if (auto c = constantOf(s))
+    return *c;
+  if (auto arg = dyn_cast<BlockArgument>(s)) {
+    if (!arg.getOwner()->isEntryBlock() ||
+        !isa<func::FuncOp>(arg.getOwner()->getParentOp()) ||
+        !arg.getType().isSignlessInteger())
+      return std::nullopt;
+    args.push_back(arg.getArgNumber());
+    return 1;
+  }
+  Operation *def = s.getDefiningOp();
+  if (isa_and_nonnull<arith::ExtSIOp>(def))
+    return strideMonomial(def->getOperand(0), args);
+  if (isa_and_nonnull<arith::MulIOp>(def)) {
+    std::optional<int64_t> a = strideMonomial(def->getOperand(0), args);
+    std::optional<int64_t> b = a ? strideMonomial(def->getOperand(1), args)
+                                 : std::nullopt;
+    if (!b)
+      return std::nullopt;
+    return *a * *b;
+  }
+  return std::nullopt;
+}
+
+/// Whether `v` is computed from `y`.
+bool dependsOn(Value v, Value y) {
+  if (v == y)
+    return true;
+  Operation *def = v.getDefiningOp();
+  if (!def || def->getNumRegions())
+    return false;
+  return llvm::any_of(def->getOperands(),
+                      [&](Value o) { return dependsOn(o, y); });
+}
+
+/// Every addend of the pointer chain is loop-invariant except exactly one
+/// row offset of `y`.
+bool pointerMovesOnlyByRow(scf::ForOp loop, Value ptr, Value y, unsigned inner,
+                           int64_t stride, Value strideValue) {
+  int rowTerms = 0;
+  while (true) {
+    if (!dependsOn(ptr, y) && isInvariant(loop, ptr))
+      return rowTerms == 1;
+    Operation *def = ptr.getDefiningOp();
+    if (auto b = dyn_cast_or_null<BroadcastOp>(def)) {
+      ptr = b.getOperand();
+    } else if (auto s = dyn_cast_or_null<SplatOp>(def)) {
+      if (!isInvariant(loop, s.getOperand()))
+        return false;
+      return rowTerms == 1;
+    } else if (auto add = dyn_cast_or_null<AddPtrOp>(def)) {
+      Value off = add.getOffset();
+      if (isRowOffset(off, y, inner, stride, strideValue))
+        ++rowTerms;
+      else if (dependsOn(off, y) || !isInvariant(loop, off))
+        return false;
+      ptr = add.getPtr();
+    } else {
+      return false;
+    }
+  }
+}
+
+/// The box checks shared by copies and stores: a 2-D box of a row-major
+/// tensor, addressed by `ptr` and masked exactly by `mask` = `Y < bound`
+/// (see the file comment); `other` (a load's) zero or absent. `loop` is
+/// null for an access outside loops.
+std::optional<Match> matchBox(scf::ForOp loop, Value ptr, Value mask,
+                              Value other, TileType type,
+                              const AxisAnalysis &axes,
+                              bool needNonNegativeRows, std::string *why) {
+  auto fail = [&](const std::string &reason) -> std::optional<Match> {
+    if (why)
+      *why = reason;
+    return std::nullopt;
+  };
+  if (!mask)
+    return fail("it has no mask `row < bound` (a TMA box is clipped at the "
+                "bound)");
+  if (other && !isZero(other))
+    return fail("its `other` is not zero (TMA fills out-of-bounds rows with 0)");
+  const AxisInfo *info = axes.lookup(ptr);
+  std::optional<unsigned> inner = axes.contiguousDim(ptr);
+  if (!info || !inner)
+    return fail("its addresses are not contiguous along either dimension");
+  unsigned outer = 1 - *inner;
+  std::optional<int64_t> stride = info->stride[outer];
+  int64_t bytes = type.getElementTypeBitWidth() / 8;
+  if (stride && (*stride < type.getDimSize(*inner) || (*stride * bytes) % 16))
+    return fail("its row stride (" + std::to_string(*stride * bytes) +
+                " bytes) is not a multiple of 16 bytes at least a row long");
+  if (type.getDimSize(*inner) % 64 || type.getDimSize(outer) > 256)
+    return fail("its box is " + std::to_string(type.getDimSize(outer)) +
+                " rows of " + std::to_string(type.getDimSize(*inner)) +
+                " elements; TMA rings need rows of a multiple of 64 elements "
+                "(128-byte swizzle) and at most 256 rows");
+  if ((info->divisibility * bytes) % 16)
+    return fail("its base is not provably 16-byte aligned");
+  // mask = broadcast(expand_dims(cmp lt (Y, splat(bound)), inner))
+  Value m = mask;
+  if (auto b = m.getDefiningOp<BroadcastOp>())
+    m = b.getOperand();
+  auto e = m.getDefiningOp<ExpandDimsOp>();
+  auto cmp = e && e.getAxis() == int64_t(*inner)
+                 ? e.getOperand().getDefiningOp<CmpOp>()
+                 : CmpOp();
+  if (!cmp || cmp.getPredicate() != CmpPredicate::lt)
+    return fail("its mask is not `row < bound` along the rows");
+  auto boundSplat = cmp.getRhs().getDefiningOp<SplatOp>();
+  Value y = cmp.getLhs();
+  const AxisInfo *yInfo = axes.lookup(y);
+  // TMA coordinates are i32: so must the row index and the loop be.
+  if (!cast<TileType>(y.getType()).getElementType().isInteger(32) ||
+      (loop && !loop.getInductionVar().getType().isInteger(32)))
+    return fail("its row index or loop is not i32 (TMA coordinates are i32)");
+  if (!boundSplat || !isInvariant(loop, boundSplat.getOperand()) ||
+      !boundSplat.getOperand().getType().isInteger(32))
+    return fail("its mask's bound is not a loop-invariant i32 scalar");
+  if (!yInfo || yInfo->stride[0] != 1 ||
+      (needNonNegativeRows && !nonNegative(y)))
+    return fail("its rows are not consecutive from a first row the compiler "
+                "can prove non-negative");
+  // A row stride known at run time: `Y * s` with s a product of integer
+  // arguments and a constant, so that the launcher can build the map.
+  Value strideValue;
+  SmallVector<int64_t> strideArgs;
+  if (!stride) {
+    strideValue = runtimeRowStride(ptr, y, *inner);
+    if (!strideValue || !isInvariant(loop, strideValue))
+      return fail("its row stride is neither a compile-time constant nor a "
+                  "loop-invariant scalar multiplying the row index");
+    std::optional<int64_t> factor = strideMonomial(strideValue, strideArgs);
+    if (!factor)
+      return fail("its run-time row stride is not a product of integer "
+                  "kernel arguments and constants (the launcher builds the "
+                  "tensor map from them)");
+    if (*factor <= 0 || (*factor * bytes) % 16)
+      return fail("its run-time row stride is not provably a multiple of 16 "
+                  "bytes (a constant factor of " +
+                  std::to_string(*factor * bytes) + " bytes)");
+    stride = *factor;
+  }
+  if (!pointerMovesOnlyByRow(loop, ptr, y, *inner, *stride, strideValue))
+    return fail("its address is not a loop-invariant base plus whole rows "
+                "(the loop must move it only through the row index)");
+  Match box{LoadOp(), ptr, DotOp(), *inner, *stride, y,
+            boundSplat.getOperand(), strideValue, strideArgs};
+  if (std::string problem = originProblem(loop, box); !problem.empty())
+    return fail(problem);
+  return box;
+}
+
+/// matchBox of a load that `dot` reads.
+std::optional<Match> matchLoadBox(scf::ForOp loop, LoadOp load, DotOp dot,
+                                  const AxisAnalysis &axes, std::string *why) {
+  std::optional<Match> m =
+      matchBox(loop, load.getPtr(), load.getMask(), load.getOther(),
+               cast<TileType>(load.getType()), axes, true, why);
+  if (m) {
+    m->load = load;
+    m->dot = dot;
+  }
+  return m;
+}
+
+/// The loop over programs of a persistent kernel (tile-persistent's, in
+/// the kernel's body) whose body holds `op`; null otherwise.
+scf::ForOp programLoopOf(Operation *op) {
+  auto loop = dyn_cast<scf::ForOp>(op->getParentOp());
+  return loop && loop->hasAttr(kPersistentAttr) &&
+                 isa<func::FuncOp>(loop->getParentOp())
+             ? loop
+             : scf::ForOp();
+}
+
+/// Whether scalar `v` is provably a multiple of `k`.
+bool multipleOf(Value v, int64_t k) {
+  if (auto c = constantOf(v))
+    return *c % k == 0;
+  Operation *def = v.getDefiningOp();
+  if (isa_and_nonnull<arith::MulIOp>(def))
+    return multipleOf(def->getOperand(0), k) || multipleOf(def->getOperand(1), k);
+  if (isa_and_nonnull<arith::AddIOp, arith::SubIOp>(def))
+    return multipleOf(def->getOperand(0), k) && multipleOf(def->getOperand(1), k);
+  if (isa_and_nonnull<arith::ExtSIOp>(def))
+    return multipleOf(def->getOperand(0), k);
+  return false;
+}
+
+/// Where a box's masked tensor starts, counted from the kernel argument
+/// `arg`: its first row, and its first column (null when the offset is
+/// provably whole rows: the tensor map then spans only the box's columns).
+struct ArgumentRows {
+  Value arg, row, col;
+};
+
+/// Splits the scalar pointer `p` (a chain of tile.addptr) into the kernel
+/// argument it starts from and its offset in rows of `stride` elements
+/// (`stride64`, i64, when known only at run time), building at `b` the i32
+/// row (offset / stride) and, unless every offset is provably whole rows,
+/// the i32 column (offset % stride: once per program, where a head's
+/// columns sit inside a row of [B, S, H, D]).
+FailureOr<ArgumentRows> splitRows(OpBuilder &b, Location loc, Value p,
+                                  int64_t stride, Value stride64,
+                                  int64_t width, std::string *why) {
+  auto fail = [&](const std::string &reason) {
+    if (why)
+      *why = reason;
+    return failure();
+  };
+  SmallVector<Value> offsets;
+  bool wholeRows = !stride64, inWidths = stride % width == 0;
+  while (auto add = p.getDefiningOp<AddPtrOp>()) {
+    wholeRows = wholeRows && multipleOf(add.getOffset(), stride);
+    inWidths = inWidths && multipleOf(add.getOffset(), width);
+    offsets.push_back(add.getOffset());
+    p = add.getPtr();
+  }
+  auto arg = dyn_cast<BlockArgument>(p);
+  if (!arg || !arg.getOwner()->isEntryBlock() ||
+      !isa<func::FuncOp>(arg.getOwner()->getParentOp()))
+    return fail("its address does not start at a pointer argument of the "
+                "kernel");
+  // A box that starts inside a row must end there (TMA reads columns past
+  // the row as zero, where the load would read the next row): provable
+  // when the row stride and the offset are multiples of the box's width.
+  if (!wholeRows && !inWidths)
+    return fail("its box may straddle two rows: the offset from the "
+                "argument is not provably whole rows, nor are it and the "
+                "row stride multiples of the box's " +
+                std::to_string(width) + " columns");
+  auto i64 = b.getI64Type();
+  Value sum = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0));
+  for (Value o : offsets) {
+    if (!o.getType().isInteger(64))
+      o = arith::ExtSIOp::create(b, loc, i64, o);
+    sum = arith::AddIOp::create(b, loc, sum, o);
+  }
+  Value s = stride64 ? stride64
+                     : Value(arith::ConstantOp::create(
+                           b, loc, b.getI64IntegerAttr(stride)));
+  Value rows = arith::DivSIOp::create(b, loc, sum, s);
+  Value col;
+  if (!wholeRows)
+    col = arith::TruncIOp::create(b, loc, b.getI32Type(),
+                                  arith::RemSIOp::create(b, loc, sum, s));
+  return ArgumentRows{arg, arith::TruncIOp::create(b, loc, b.getI32Type(), rows),
+                      col};
+}
+
+/// `p` addresses row `y` of a box of rows `stride` (or `stride64`) elements
+/// apart: splitRows of p - y * stride.
+FailureOr<ArgumentRows> argumentRows(OpBuilder &b, Location loc, Value p,
+                                     Value y, int64_t stride, Value stride64,
+                                     int64_t width, std::string *why) {
+  Value s = stride64 ? stride64
+                     : Value(arith::ConstantOp::create(
+                           b, loc, b.getI64IntegerAttr(stride)));
+  Value back = arith::SubIOp::create(
+      b, loc, arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0)),
+      arith::MulIOp::create(
+          b, loc, arith::ExtSIOp::create(b, loc, b.getI64Type(), y), s));
+  return splitRows(b, loc, AddPtrOp::create(b, loc, p.getType(), p, back),
+                   stride, stride64, width, why);
+}
+
+/// Builds the scalar value of tile `v` at coordinate 0 (iota -> 0), with
+/// the values of `map` substituted (the induction variable).
+FailureOr<Value> originOf(OpBuilder &b, scf::ForOp loop, Value v,
+                          IRMapping &map) {
+  if (Value m = map.lookupOrNull(v))
+    return m;
+  Location loc = v.getLoc();
+  auto recur = [&](Value x) { return originOf(b, loop, x, map); };
+  if (!isa<TileType>(v.getType())) {
+    if (definedOutside(loop, v))
+      return v;
+    Operation *def = v.getDefiningOp();
+    if (!def || !isPure(def) || def->getNumRegions() || def->getNumResults() != 1)
+      return failure();
+    for (Value o : def->getOperands())
+      if (failed(recur(o)))
+        return failure();
+    Operation *c = b.clone(*def, map);
+    return c->getResult(0);
+  }
+  Operation *def = v.getDefiningOp();
+  Value out;
+  if (auto s = dyn_cast_or_null<SplatOp>(def)) {
+    FailureOr<Value> x = recur(s.getOperand());
+    if (failed(x))
+      return failure();
+    out = *x;
+  } else if (isa_and_nonnull<IotaOp>(def)) {
+    out = arith::ConstantOp::create(
+        b, loc, b.getIntegerAttr(cast<TileType>(v.getType()).getElementType(), 0));
+  } else if (auto f = dyn_cast_or_null<FullOp>(def)) {
+    out = arith::ConstantOp::create(b, loc, cast<TypedAttr>(f.getValue()));
+  } else if (isa_and_nonnull<ExpandDimsOp, BroadcastOp>(def)) {
+    FailureOr<Value> x = recur(def->getOperand(0));
+    if (failed(x))
+      return failure();
+    out = *x;
+  } else if (isa_and_nonnull<AddOp, MulOp, AddPtrOp>(def)) {
+    FailureOr<Value> l = recur(def->getOperand(0));
+    FailureOr<Value> r = failed(l) ? l : recur(def->getOperand(1));
+    if (failed(r))
+      return failure();
+    if (isa<AddPtrOp>(def))
+      out = AddPtrOp::create(b, loc, l->getType(), *l, *r);
+    else if (isa<AddOp>(def))
+      out = arith::AddIOp::create(b, loc, *l, *r);
+    else
+      out = arith::MulIOp::create(b, loc, *l, *r);
+  } else {
+    return failure();
+  }
+  map.map(v, out);
+  return out;
+}
+
+FailureOr<BoxOrigin> boxOrigin(OpBuilder &b, scf::ForOp loop, Match mt,
+                               IRMapping &map, std::string *why) {
+  FailureOr<Value> p0 = originOf(b, loop, mt.ptr, map);
+  FailureOr<Value> y0 = failed(p0) ? p0 : originOf(b, loop, mt.rowIndex, map);
+  if (failed(y0)) {
+    if (why)
+      *why = "its first address is not computed by pure integer and pointer "
+             "ops the pass can rebuild";
+    return failure();
+  }
+  Value stride64;
+  if (mt.strideValue) {
+    FailureOr<Value> s = originOf(b, loop, mt.strideValue, map);
+    if (failed(s))
+      return failure();
+    stride64 = s->getType().isInteger(64)
+                   ? *s
+                   : arith::ExtSIOp::create(b, mt.ptr.getLoc(), b.getI64Type(), *s);
+  }
+  auto type = cast<TileType>(mt.ptr.getType());
+  FailureOr<ArgumentRows> split =
+      argumentRows(b, mt.ptr.getLoc(), *p0, *y0, mt.stride, stride64,
+                   type.getDimSize(mt.inner), why);
+  if (failed(split))
+    return failure();
+  return BoxOrigin{split->arg, split->row, *y0, split->col};
+}
+
+/// Why boxOrigin cannot be built for `mt` (empty when it can): a dry run
+/// into a scratch block, erased after.
+std::string originProblem(scf::ForOp loop, const Match &mt) {
+  Block scratch;
+  OpBuilder b(mt.ptr.getContext());
+  b.setInsertionPointToEnd(&scratch);
+  IRMapping map;
+  if (loop)
+    map.map(loop.getInductionVar(), loop.getLowerBound());
+  std::string why;
+  bool ok = succeeded(boxOrigin(b, loop, mt, map, &why));
+  for (Operation &op : scratch)
+    op.dropAllReferences();
+  while (!scratch.empty())
+    scratch.back().erase();
+  return ok ? std::string() : why;
+}
+
+DenseI64ArrayAttr strideArgsAttr(OpBuilder &b, const Match &mt) {
+  return mt.strideArgs.empty() ? DenseI64ArrayAttr()
+                               : b.getDenseI64ArrayAttr(mt.strideArgs);
+}
+
+} // namespace mlir::tile::tma

@@ -1,0 +1,97 @@
+//===- TmaBox.h - which accesses are TMA boxes, and where they start -*- C++ -*-===//
+//
+// Shared by tile-tma-loads' rings (TmaLoads.cpp) and its stores
+// (TmaStores.cpp). An access is a TMA box (matchBox) when it
+//   * reads or writes a 2-D f16/bf16 box of a row-major tensor: stride 1
+//     along one dimension (a row, a multiple of 64 elements), rows a stride
+//     apart along the other: a constant, or a run-time product of integer
+//     kernel arguments and a constant (`heads * D`) that is a multiple of 16
+//     bytes, which the launcher multiplies out (manifest `strideArgs`);
+//   * moves in its loop only through the row index Y (pointer =
+//     loop-invariant base + Y * stride + invariant offsets);
+//   * is masked exactly by `Y < bound` (bound loop-invariant, Y with stride
+//     1 and, for loads, a provably non-negative start) with `other` zero
+//     or absent;
+//   * starts at a pointer argument of the kernel plus whole rows, or plus
+//     whole rows and a first column where the offset and the row stride
+//     are multiples of the box's width (a head's columns in a row of
+//     [B, S, H, D]): no box straddles two rows, as TMA reads columns past a
+//     row as zero where the load would read the next row.
+// The launcher maps the whole allocation behind the argument as rows of the
+// stride (rows as long as the stride where boxes start at a column).
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "lib/Analysis/AxisInfo.h"
+
+#include "mlir/IR/IRMapping.h"
+
+namespace mlir::tile::tma {
+
+/// What a load must look like to become a TMA copy.
+struct Match {
+  LoadOp load;      ///< null for a store (then `ptr` is the store's)
+  Value ptr;        ///< the access's pointer tile
+  DotOp dot;
+  unsigned inner;   ///< contiguous dimension of the tile
+  int64_t stride;   ///< elements between rows (with strideArgs: a factor)
+  Value rowIndex;   ///< 1-D tile Y: the row of each element along the outer dim
+  Value bound;      ///< scalar i32: rows >= bound are masked off
+  /// A row stride known at run time: the scalar (null for a constant one)
+  /// and the integer kernel arguments whose product times `stride` it is
+  /// (the launcher builds the tensor map from them).
+  Value strideValue;
+  SmallVector<int64_t> strideArgs;
+};
+
+/// Where the copies of `mt` read: the kernel argument, the row of it where
+/// the masked tensor's row 0 sits, and the box's first row `y0` (the
+/// induction variable mapped by `map`; no loop: a load outside loops),
+/// built at `b`.
+struct BoxOrigin {
+  Value arg, rowBase, y0;
+  Value col; ///< first column (null: 0, the map spans the box's columns)
+};
+
+/// Without a loop (an access outside loops) every value counts as defined
+/// outside.
+bool definedOutside(scf::ForOp loop, Value v);
+/// Defined outside `loop`, or by pure ops of its body from such values.
+bool isInvariant(scf::ForOp loop, Value v);
+/// The integer constant `v` is (scalar, or a splat or full tile).
+std::optional<int64_t> constantOf(Value v);
+
+/// The box of an access through `ptr` (a load's mask and other, or a
+/// store's mask) in `loop` (null: outside loops); on failure `why` says
+/// what does not hold.
+std::optional<Match> matchBox(scf::ForOp loop, Value ptr, Value mask,
+                              Value other, TileType type,
+                              const AxisAnalysis &axes,
+                              bool needNonNegativeRows = true,
+                              std::string *why = nullptr);
+/// matchBox of a load that `dot` reads.
+std::optional<Match> matchLoadBox(scf::ForOp loop, LoadOp load, DotOp dot,
+                                  const AxisAnalysis &axes,
+                                  std::string *why = nullptr);
+
+/// The loop over programs of a persistent kernel (tile-persistent's, in
+/// the kernel's body) whose body holds `op`; null otherwise.
+scf::ForOp programLoopOf(Operation *op);
+
+/// The scalar value of tile `v` at coordinate 0 (iota -> 0), built at `b`
+/// with the values of `map` substituted (the induction variable).
+FailureOr<Value> originOf(OpBuilder &b, scf::ForOp loop, Value v,
+                          IRMapping &map);
+/// Where the copies or the store of `mt` read or write, built at `b`.
+FailureOr<BoxOrigin> boxOrigin(OpBuilder &b, scf::ForOp loop, Match mt,
+                               IRMapping &map, std::string *why = nullptr);
+/// The `stride_args` attribute of `mt`'s ops (null for a constant stride).
+DenseI64ArrayAttr strideArgsAttr(OpBuilder &b, const Match &mt);
+
+/// A store outside loops (or once per program) of a box along its rows.
+std::optional<Match> matchStore(StoreOp st, const AxisAnalysis &axes);
+/// `if (0 <= y0 && y0 + rows <= bound) tma_store else store` in slot `slot`.
+LogicalResult rewriteStore(StoreOp st, Match mt, int64_t slot);
+
+} // namespace mlir::tile::tma
