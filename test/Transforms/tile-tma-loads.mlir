@@ -349,3 +349,59 @@ module attributes {tile.arch = "sm_90a"} {
     return
   }
 }
+
+// -----
+
+// A run-time row stride (a [B, S, H, D] tensor: rows heads * 64 apart) and
+// a head's first column h * 64 inside the row: the copies read column
+// `(h * 64) % stride` (`col`) of row `(h * 64) / stride` + i of a map whose
+// stride the launcher computes as 64 x argument 3 (`stride_args`).
+// CHECK-LABEL: func.func @runtime_stride(
+// CHECK-SAME: %[[A:[^:]*]]: !tile.tile<64x64xbf16>, %[[K:[^:]*]]: !tile.ptr<bf16>, %[[N:[^:]*]]: i32, %[[H:[^:]*]]: i32)
+// CHECK: %[[S:.*]] = arith.muli %[[H]], %{{.*}} : i32
+// CHECK: %[[S64:.*]] = arith.extsi %[[S]] : i32 to i64
+// CHECK: %[[ROW:.*]] = arith.divsi %{{.*}}, %[[S64]] : i64
+// CHECK: %[[REM:.*]] = arith.remsi %{{.*}}, %[[S64]] : i64
+// CHECK: %[[COL:.*]] = arith.trunci %[[REM]] : i64 to i32
+// CHECK: tile.tma_copy %[[K]], %{{.*}}, %{{.*}}, %{{.*}} col %[[COL]] {inner_dim = 0 : i64, row_stride = 64 : i64, shape = array<i64: 64, 32>, slot = 0 : i64, stages = 3 : i64, stride_args = array<i64: 3>}
+// CHECK: scf.for
+// CHECK: tile.tma_copy %[[K]], %{{.*}} col %[[COL]] {{.*}}stride_args = array<i64: 3>}
+// CHECK: tile.tma_wait
+// SM80-LABEL: func.func @runtime_stride(
+// SM80-NOT: tile.tma_
+module attributes {tile.arch = "sm_90a"} {
+  func.func @runtime_stride(%a: !tile.tile<64x64xbf16>, %k: !tile.ptr<bf16>, %n: i32, %heads: i32) -> !tile.tile<64x32xf32> attributes {tile.kernel} {
+    %c0 = arith.constant 0 : i32
+    %c32 = arith.constant 32 : i32
+    %c64s = arith.constant 64 : i32
+    %h = tile.program_id 0 : i32
+    %stride = arith.muli %heads, %c64s : i32
+    %hoff = arith.muli %h, %c64s : i32
+    %kh = tile.addptr %k, %hoff : !tile.ptr<bf16>, i32
+    %zero = tile.full 0.000000e+00 : f32 : <64x32xf32>
+    %other = tile.full 0.000000e+00 : bf16 : <64x32xbf16>
+    %ss = tile.splat %stride : <1x32xi32>
+    %cols = tile.iota : <64xi32>
+    %cols1 = tile.expand_dims %cols {axis = 1 : i32} : <64xi32> -> <64x1xi32>
+    %colsb = tile.broadcast %cols1 : <64x1xi32> -> <64x32xi32>
+    %ks = tile.splat %kh : <1x32x!tile.ptr<bf16>>
+    %ns = tile.splat %n : <32xi32>
+    %r = scf.for %i = %c0 to %n step %c32 iter_args(%acc = %zero) -> (!tile.tile<64x32xf32>) : i32 {
+      %iota = tile.iota : <32xi32>
+      %is = tile.splat %i : <32xi32>
+      %keys = tile.add %is, %iota : <32xi32>
+      %keys1 = tile.expand_dims %keys {axis = 0 : i32} : <32xi32> -> <1x32xi32>
+      %off = tile.mul %keys1, %ss : <1x32xi32>
+      %p1 = tile.addptr %ks, %off : !tile.tile<1x32x!tile.ptr<bf16>>, !tile.tile<1x32xi32>
+      %pb = tile.broadcast %p1 : <1x32x!tile.ptr<bf16>> -> <64x32x!tile.ptr<bf16>>
+      %p = tile.addptr %pb, %colsb : !tile.tile<64x32x!tile.ptr<bf16>>, !tile.tile<64x32xi32>
+      %ok = tile.cmp lt %keys, %ns : <32xi32> -> <32xi1>
+      %ok1 = tile.expand_dims %ok {axis = 0 : i32} : <32xi1> -> <1x32xi1>
+      %m = tile.broadcast %ok1 : <1x32xi1> -> <64x32xi1>
+      %b = tile.load %p, %m, %other : <64x32x!tile.ptr<bf16>>, !tile.tile<64x32xi1>, !tile.tile<64x32xbf16> -> <64x32xbf16>
+      %d = tile.dot %a, %b, %acc : <64x64xbf16>, <64x32xbf16>, <64x32xf32>
+      scf.yield %d : !tile.tile<64x32xf32>
+    }
+    return %r : !tile.tile<64x32xf32>
+  }
+}
