@@ -11,6 +11,9 @@
 # $OUT/tilec-logs when $OUT is set, else DEST/logs): every step's full output,
 # STEP_TIMEOUT (seconds, default 900; 0: none): a step that runs longer (a
 # kernel that hangs) is killed and reported as timed out, and the next runs.
+# SANITIZE=1 adds compute-sanitizer memcheck/racecheck/synccheck steps over
+# small shapes of every example kernel (SANITIZE_TESTS: GPU test binaries,
+# run with --quick under each tool too).
 set -uo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -113,6 +116,30 @@ if [[ -x $DEST/bin/flash_fwd_jit ]]; then
     --layout both --dtype bf16 --seqlen 1000 --batch-heads 24 --heads 8 --head-dim 128
   run_step flash_fwd_jit-bshd-f16-causal "$DEST/bin/flash_fwd_jit" "$TILEC_FLASH_FWD_TILE" \
     --layout both --dtype f16 --causal --seqlen 777 --batch-heads 12 --heads 3 --head-dim 64
+fi
+
+# compute-sanitizer (SANITIZE=1; memcheck, racecheck and synccheck are 10 to
+# 1000x slower than a plain run): every example kernel on small shapes, one
+# step per kernel and tool, through flash_fwd_jit (which compiles by JIT,
+# launches once and checks) or the kernel's GPU test.
+if [[ ${SANITIZE:-0} = 1 && -x $DEST/bin/flash_fwd_jit ]] && command -v compute-sanitizer >/dev/null; then
+  jit=("$DEST/bin/flash_fwd_jit" "$TILEC_FLASH_FWD_TILE" --iters 1 --warmup-ms 0)
+  small=(--seqlen 200 --batch-heads 4 --heads 2)
+  for tool in memcheck racecheck synccheck; do
+    san=(compute-sanitizer --tool "$tool" --error-exitcode 99 --print-limit 20)
+    # The config table's entry (persistent, producer on sm_90a), then the
+    # kernel's defaults (4 warps, TMA rings) and ping-pong over 8 warps.
+    run_step "sanitize-$tool-flash_fwd-table" "${san[@]}" "${jit[@]}" "${small[@]}" --causal --head-dim 64
+    run_step "sanitize-$tool-flash_fwd-defaults" "${san[@]}" "${jit[@]}" "${small[@]}" --no-table --head-dim 64
+    run_step "sanitize-$tool-flash_fwd-8warps" "${san[@]}" "${jit[@]}" "${small[@]}" --no-table \
+      --schedule num_warps=8 --head-dim 128
+    run_step "sanitize-$tool-flash_fwd_bshd" "${san[@]}" "${jit[@]}" "${small[@]}" --layout bshd --head-dim 128 \
+      "$DEST/examples/attention/flash_fwd_bshd.tile"
+    run_step "sanitize-$tool-flash_fwd-f32" "${san[@]}" "${jit[@]}" "${small[@]}" --dtype f32 --head-dim 64
+    for t in ${SANITIZE_TESTS:-}; do # GPU test binaries that take small shapes
+      [[ -x $DEST/bin/$t ]] && run_step "sanitize-$tool-$t" "${san[@]}" "$DEST/bin/$t" --quick
+    done
+  done
 fi
 
 echo
