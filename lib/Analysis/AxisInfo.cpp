@@ -70,6 +70,7 @@ static AxisInfo unknown(unsigned rank) {
   i.stride.assign(rank, std::nullopt);
   i.strideDivisibility.assign(rank, 0);
   i.constant.assign(rank, false);
+  i.uniformRun.assign(rank, 1);
   return i;
 }
 
@@ -82,6 +83,7 @@ static AxisInfo uniform(unsigned rank, int64_t div) {
   i.stride.assign(rank, int64_t(0));
   i.strideDivisibility.assign(rank, kHuge);
   i.constant.assign(rank, true);
+  i.uniformRun.assign(rank, kHuge);
   i.divisibility = div;
   return i;
 }
@@ -103,11 +105,45 @@ void AxisAnalysis::visit(Operation *op) {
     for (unsigned d = 0; d < rank; ++d)
       out.constant[d] = a.constant[d] && b.constant[d];
   };
+  // Runs of a comparison, a logical op or a select: the least of its
+  // operands'; `x < n` with x affine of stride 1 along d and n uniform
+  // along it flips only where x crosses n, at a multiple of both
+  // divisibilities (of each one's value at the start of a run).
+  auto uniformRuns = [&](Operation *o, unsigned rank, auto &&get) {
+    SmallVector<int64_t> runs(rank, kHuge);
+    SmallVector<AxisInfo, 2> ins;
+    for (Value v : o->getOperands())
+      if (isa<TileType>(v.getType()))
+        ins.push_back(get(v));
+    for (unsigned d = 0; d < rank; ++d) {
+      auto startDiv = [&](const AxisInfo &x) {
+        int64_t g = x.divisibility;
+        for (unsigned e = 0; e < rank; ++e)
+          if (e != d)
+            g = std::min(g, x.strideDivisibility[e] ? x.strideDivisibility[e]
+                                                    : int64_t(1));
+        return g;
+      };
+      if (isa<CmpOp>(o) && ins.size() == 2) {
+        const AxisInfo &a = ins[0], &b = ins[1];
+        bool aStep = a.stride[d] && *a.stride[d] == 1 && b.constant[d];
+        bool bStep = b.stride[d] && *b.stride[d] == 1 && a.constant[d];
+        if (aStep || bStep) {
+          runs[d] = std::min(startDiv(a), startDiv(b));
+          continue;
+        }
+      }
+      for (const AxisInfo &x : ins)
+        runs[d] = std::min(runs[d], x.constant[d] ? kHuge : x.uniformRun[d]);
+    }
+    return runs;
+  };
   AxisInfo info =
       TypeSwitch<Operation *, AxisInfo>(op)
           .Case([&](IotaOp) {
             AxisInfo i = uniform(1, kHuge);
             i.stride[0] = 1;
+            i.uniformRun[0] = 1;
             i.strideDivisibility[0] = 1;
             i.constant[0] = type.getDimSize(0) == 1;
             return i;
@@ -124,6 +160,7 @@ void AxisAnalysis::visit(Operation *op) {
             i.stride.insert(i.stride.begin() + e.getAxis(), int64_t(0));
             i.strideDivisibility.insert(
                 i.strideDivisibility.begin() + e.getAxis(), kHuge);
+            i.uniformRun.insert(i.uniformRun.begin() + e.getAxis(), kHuge);
             i.constant.insert(i.constant.begin() + e.getAxis(), true);
             return i;
           })
@@ -207,12 +244,15 @@ void AxisAnalysis::visit(Operation *op) {
             for (unsigned d = 0; d < rank; ++d)
               if (i.constant[d])
                 i.stride[d] = 0;
+            i.uniformRun = uniformRuns(o, rank, get);
             return i;
           })
           .Default([&](Operation *) { return unknown(rank); });
   // A constant dimension has stride 0, and a stride of 0 is a constant
   // dimension (rows * stride with a run-time stride: constant along the
   // columns, so rows * stride + cols is contiguous along them).
+  if (info.uniformRun.size() != rank)
+    info.uniformRun.assign(rank, 1);
   for (unsigned d = 0; d < rank; ++d) {
     if (info.stride[d] && *info.stride[d] == 0)
       info.constant[d] = true;
@@ -220,6 +260,8 @@ void AxisAnalysis::visit(Operation *op) {
       info.stride[d] = 0;
     if (info.stride[d])
       info.strideDivisibility[d] = pow2Of(*info.stride[d]);
+    if (info.constant[d])
+      info.uniformRun[d] = kHuge;
   }
   infos[op->getResult(0)] = info;
 }
@@ -252,8 +294,9 @@ int64_t AxisAnalysis::vectorWidth(Value ptr, Value mask, Value other,
   for (Value m : {mask, other})
     if (m) {
       const AxisInfo *i = lookup(m);
-      if (!i || !i->constant[dim])
+      if (!i)
         return 1;
+      v = std::min(v, i->uniformRun[dim]);
     }
   return std::max<int64_t>(1, v);
 }

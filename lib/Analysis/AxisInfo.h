@@ -34,6 +34,11 @@ struct AxisInfo {
   SmallVector<int64_t> strideDivisibility;
   /// Per dimension: the value is the same for every coordinate along it.
   SmallVector<bool> constant;
+  /// Per dimension: a power of two R such that the value is the same over
+  /// each aligned run of R coordinates along it (huge where constant; a
+  /// mask `cols < 96` over 128 columns: 32), so that a masked access may
+  /// still be a vector of up to R elements.
+  SmallVector<int64_t> uniformRun;
   /// Power of two dividing the uniform base (1 when unknown).
   int64_t divisibility = 1;
 };

@@ -53,6 +53,7 @@ void ::tile::registerAllDialects(DialectRegistry &registry) {
 }
 
 void ::tile::buildTileOptPipeline(OpPassManager &pm) {
+  pm.addPass(mlir::tile::createTilePadShapes());
   pm.addPass(mlir::tile::createTileProgramOrder());
   pm.addPass(mlir::tile::createTilePersistent());
   pm.addPass(createCanonicalizerPass());

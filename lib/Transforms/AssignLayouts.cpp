@@ -52,6 +52,33 @@ void mlir::tile::warnOptInNeedsSm90a(ModuleOp module, StringRef option,
 }
 
 namespace {
+/// `op`'s location, or for an op the compiler made (a folded constant:
+/// no source location) that of its first user with one, else the
+/// kernel's: every error points into the source.
+Location sourceLoc(Operation *op) {
+  SmallVector<Operation *> work{op};
+  for (unsigned i = 0; i < work.size() && i < 64; ++i) {
+    if (!isa<UnknownLoc>(work[i]->getLoc()))
+      return work[i]->getLoc();
+    for (Operation *user : work[i]->getUsers())
+      work.push_back(user);
+  }
+  auto fn = op->getParentOfType<func::FuncOp>();
+  return fn ? fn.getLoc() : op->getLoc();
+}
+
+/// An error at `op`'s source location, with a note naming the kernel's
+/// compile-time values (a shape that -D values made).
+InFlightDiagnostic sourceError(Operation *op) {
+  InFlightDiagnostic d = mlir::emitError(sourceLoc(op));
+  if (auto fn = op->getParentOfType<func::FuncOp>())
+    if (auto params = fn->getAttrOfType<DictionaryAttr>(kParamsAttr);
+        params && !params.empty())
+      d.attachNote(fn.getLoc())
+          << "kernel '" << fn.getName() << "' compiled with " << params;
+  return d;
+}
+
 struct Assigner {
   int64_t numWarps;
   MLIRContext *ctx;
@@ -125,21 +152,6 @@ struct Assigner {
         r.setType(with(r.getType(), l));
   }
 
-  /// `op`'s location, or for an op the compiler made (a folded constant:
-  /// no source location) that of its first user with one, else the
-  /// kernel's: every error points into the source.
-  static Location sourceLoc(Operation *op) {
-    SmallVector<Operation *> work{op};
-    for (unsigned i = 0; i < work.size() && i < 64; ++i) {
-      if (!isa<UnknownLoc>(work[i]->getLoc()))
-        return work[i]->getLoc();
-      for (Operation *user : work[i]->getUsers())
-        work.push_back(user);
-    }
-    auto fn = op->getParentOfType<func::FuncOp>();
-    return fn ? fn.getLoc() : op->getLoc();
-  }
-
   LogicalResult check(Operation *op) {
     auto bad = [&](Type t) -> bool {
       auto tt = dyn_cast<TileType>(t);
@@ -148,17 +160,11 @@ struct Assigner {
     for (Type t : llvm::concat<Type>(op->getOperandTypes(), op->getResultTypes()))
       if (bad(t)) {
         auto tt = cast<TileType>(t);
-        InFlightDiagnostic d =
-            mlir::emitError(sourceLoc(op))
-            << "tile shape [" << tt.getShape()
-            << "] is not supported: tiles must have rank 1 or 2 and "
-               "power-of-two dimensions";
-        if (auto fn = op->getParentOfType<func::FuncOp>())
-          if (auto params = fn->getAttrOfType<DictionaryAttr>(kParamsAttr);
-              params && !params.empty())
-            d.attachNote(fn.getLoc()) << "kernel '" << fn.getName()
-                                      << "' compiled with " << params;
-        return d;
+        return sourceError(op)
+               << "tile shape [" << tt.getShape()
+               << "] is not supported: tiles must have rank 1 or 2 and "
+                  "power-of-two dimensions (tile-pad-shapes, which tilec "
+                  "runs first, pads other sizes)";
       }
     return success();
   }
@@ -360,7 +366,7 @@ LogicalResult checkTileSizes(func::FuncOp fn, int64_t warps) {
       int64_t perThread = tile.getNumElements() / (32 * warps);
       if (perThread <= kMaxElementsPerThread)
         continue;
-      op->emitError() << "a tile of " << tile.getNumElements()
+      sourceError(op) << "a tile of " << tile.getNumElements()
                       << " elements is " << perThread
                       << " per thread with num_warps = " << warps
                       << "; at most " << kMaxElementsPerThread

@@ -253,3 +253,16 @@ def TilePipelineLoads : Pass<"tile-pipeline-loads", "mlir::ModuleOp"> {
 }
 
 #endif // TILE_TRANSFORMS_PASSES
+
+def TilePadShapes : Pass<"tile-pad-shapes", "mlir::ModuleOp"> {
+  let summary = "Tiles of any size: pad dimensions to powers of two, masked";
+  let description = [{
+    Pipeline stage 3, first pass. Every tile dimension that is not a power
+    of two (a head dim of 96) is padded to the next one. Loads, stores and
+    atomic adds are masked to the kernel's lanes (padded loads read zeros
+    there), reductions along a padded dimension see their identity there
+    and dots contracting over a padded K see zeros, so that the padding
+    lanes never reach a result.
+  }];
+  let dependentDialects = ["mlir::tile::TileDialect"];
+}
