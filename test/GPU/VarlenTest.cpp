@@ -1,0 +1,454 @@
+//===- VarlenTest.cpp - GPU parity of the packed varlen forward -----------===//
+//
+//   tile-gpu-varlen [--seed N] [--tile PATH] [--only NAME] [--quick]
+//
+// JIT-compiles examples/attention/flash_fwd_varlen.tile
+// ($TILEC_FLASH_FWD_VARLEN_TILE, $TILEC_SOURCE_DIR/examples/..., --tile) for
+// the GPU's arch, for every (dtype, causal, head dim) and schedule below, and
+// checks it against an fp64 CPU reference run sequence by sequence
+// (docs/testing.md). The batch is packed: cu_seqlens from lengths that
+// include 0 (twice, one of them first), 1, lengths that are not multiples
+// of any block, one longer than 2k, and a total over 4k; a few random odd
+// lengths are added per seed. Every case:
+//   * O and LSE are poisoned with NaN (0xFF bytes) first; every row of every
+//     sequence must be written (finite), and the guard rows after the
+//     packed total (H * total rows) must stay 0xFF;
+//   * the inputs' guard rows hold NaN too: a key past a sequence's end that
+//     leaked into the softmax or P·V would make the output NaN;
+//   * per sequence, rel-L2 <= 1e-2 (f16, bf16) / 1e-5 (f32) and LSE within
+//     1e-3 (1e-5) * (1 + |lse|), so a short sequence cannot hide behind
+//     long ones;
+//   * three launches give bitwise-equal O and LSE.
+// Then a batch of only empty sequences (total 0, a real launch of one
+// query block per program): nothing may be written.
+//
+// Schedules: the kernel's defaults everywhere; on sm_90a also 8 warps with
+// BM = BN = 128, a producer warpgroup, and persistent programs. A schedule
+// (or f32) the compiler refuses is reported as "SKIP" with its reason; the
+// defaults in 16-bit must compile.
+//
+// Exit: 0 all passed, 1 a failure, 77 no CUDA driver / GPU (ctest: skipped).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Cases.h"
+#include "Reference.h"
+#include "SourcePath.h"
+#include "TestDevice.h"
+
+#include "tile/JIT.h"
+#include "tile/Runtime.h"
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace tile;
+using namespace tilegpu;
+
+namespace {
+
+struct Options {
+  std::string tilePath = sourcePath("TILEC_FLASH_FWD_VARLEN_TILE",
+                                    "examples/attention/flash_fwd_varlen.tile",
+                                    TILEC_FLASH_FWD_VARLEN_TILE);
+  std::string only;
+  unsigned long long seed = 0;
+  bool seedGiven = false, quick = false;
+};
+
+bool parseArgs(int argc, char **argv, Options &o) {
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--seed" && i + 1 < argc) {
+      o.seed = std::strtoull(argv[++i], nullptr, 10);
+      o.seedGiven = true;
+    } else if (a == "--tile" && i + 1 < argc) {
+      o.tilePath = argv[++i];
+    } else if (a == "--only" && i + 1 < argc) {
+      o.only = argv[++i];
+    } else if (a == "--quick") {
+      o.quick = true;
+    } else {
+      std::fprintf(stderr, "usage: %s [--seed N] [--tile PATH] [--only NAME] "
+                           "[--quick]\nNAME: part of a case name, e.g. "
+                           "bf16_causal_d128/producer\n",
+                   argv[0]);
+      return false;
+    }
+  }
+  return true;
+}
+
+/// A schedule to run every config under.
+struct Sched {
+  std::string name;
+  Defines defines;      ///< block sizes the schedule wants
+  std::string schedule; ///< Schedule::parse pairs
+};
+
+std::vector<Sched> schedulesFor(const std::string &arch) {
+  std::vector<Sched> s = {{"default", {}, ""}};
+  if (arch == "sm_90a") {
+    s.push_back({"8warps", {{"BM", "128"}, {"BN", "128"}}, "num_warps=8"});
+    s.push_back({"producer", {{"BM", "128"}, {"BN", "128"}},
+                 "num_warps=8,producer"});
+    s.push_back({"persistent", {}, "persistent"});
+  }
+  return s;
+}
+
+/// One packed batch with its fp64 reference.
+struct Packed {
+  int heads = 0, d = 0;
+  bool causal = false;
+  std::vector<int> lens, cu; ///< cu = prefix sums, cu[0] = 0
+  int total = 0, maxLen = 0;
+  std::vector<float> q, k, v;         ///< [H, total, D], rounded to the dtype
+  std::vector<double> oRef, lseRef;   ///< [H, total, D], [H, total]
+};
+
+/// Lengths with the shapes the brief asks for, plus `extra` random odd ones.
+std::vector<int> makeLengths(std::mt19937_64 &rng, bool quick) {
+  std::vector<int> lens = {0, 1, 2053, 0, 63, 130, 1025, 777, 333};
+  if (quick)
+    lens = {0, 1, 300, 0, 63, 130};
+  std::uniform_int_distribution<int> pick(1, 300);
+  for (int i = 0; i < (quick ? 1 : 3); ++i)
+    lens.push_back(pick(rng) | 1);
+  // 0 and 1 stay first; the second 0 and the rest move per seed.
+  std::shuffle(lens.begin() + 2, lens.end(), rng);
+  return lens;
+}
+
+Packed makePacked(std::mt19937_64 &rng, DType t, int d, bool causal,
+                  int heads, const std::vector<int> &lens) {
+  Packed p;
+  p.heads = heads;
+  p.d = d;
+  p.causal = causal;
+  p.lens = lens;
+  p.cu = {0};
+  for (int len : lens) {
+    p.cu.push_back(p.cu.back() + len);
+    p.maxLen = std::max(p.maxLen, len);
+  }
+  p.total = p.cu.back();
+  std::size_t n = std::size_t(heads) * p.total * d;
+  p.q = randomNormal(rng, n);
+  p.k = randomNormal(rng, n);
+  p.v = randomNormal(rng, n);
+  roundTo(t, p.q);
+  roundTo(t, p.k);
+  roundTo(t, p.v);
+  p.oRef.assign(n, 0.0);
+  p.lseRef.assign(std::size_t(heads) * p.total, 0.0);
+  // Each sequence is an ordinary [H, len, D] problem.
+  for (std::size_t b = 0; b < lens.size(); ++b) {
+    int len = lens[b];
+    if (!len)
+      continue;
+    Problem prob{heads, len, d, causal, float(1.0 / std::sqrt(double(d)))};
+    std::size_t rowElems = std::size_t(len) * d;
+    std::vector<float> qs(heads * rowElems), ks(qs.size()), vs(qs.size());
+    for (int h = 0; h < heads; ++h) {
+      std::size_t from = (std::size_t(h) * p.total + p.cu[b]) * d;
+      std::copy_n(p.q.begin() + from, rowElems, qs.begin() + h * rowElems);
+      std::copy_n(p.k.begin() + from, rowElems, ks.begin() + h * rowElems);
+      std::copy_n(p.v.begin() + from, rowElems, vs.begin() + h * rowElems);
+    }
+    std::vector<double> o, lse;
+    referenceAttention(prob, qs, ks, vs, o, lse);
+    for (int h = 0; h < heads; ++h) {
+      std::size_t row0 = std::size_t(h) * p.total + p.cu[b];
+      std::copy_n(o.begin() + h * rowElems, rowElems,
+                  p.oRef.begin() + row0 * d);
+      std::copy_n(lse.begin() + std::size_t(h) * len, len,
+                  p.lseRef.begin() + row0);
+    }
+  }
+  return p;
+}
+
+std::string fmt(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.2e", x);
+  return buf;
+}
+
+/// Device buffers of one batch; every buffer has `guardRows` rows after
+/// the packed ones, filled with 0xFF (NaN).
+struct DeviceBatch {
+  DeviceBuffer q, k, v, o, lse, cu;
+  std::size_t rows = 0; ///< H * total
+};
+
+Status upload(const Device &dev, DType t, const Packed &p, int guardRows,
+              DeviceBatch &db) {
+  std::size_t eb = dtypeBytes(t);
+  db.rows = std::size_t(p.heads) * p.total;
+  std::size_t elems = (db.rows + guardRows) * p.d;
+  for (DeviceBuffer *b : {&db.q, &db.k, &db.v, &db.o}) {
+    Expected<DeviceBuffer> x = DeviceBuffer::allocate(dev, elems * eb);
+    if (!x)
+      return x.status();
+    *b = x.take();
+  }
+  Expected<DeviceBuffer> lse =
+      DeviceBuffer::allocate(dev, (db.rows + guardRows) * 4);
+  Expected<DeviceBuffer> cu = DeviceBuffer::allocate(dev, p.cu.size() * 4);
+  if (!lse || !cu)
+    return !lse ? lse.status() : cu.status();
+  db.lse = lse.take();
+  db.cu = cu.take();
+  for (auto [buf, host] : {std::pair{&db.q, &p.q}, std::pair{&db.k, &p.k},
+                           std::pair{&db.v, &p.v}}) {
+    if (Status s = buf->fill(0xFF); !s.ok()) // NaN guard rows
+      return s;
+    std::vector<std::uint8_t> bytes = encode(t, *host);
+    if (Status s = buf->copyFromHost(bytes.data(), bytes.size()); !s.ok())
+      return s;
+  }
+  return db.cu.copyFromHost(p.cu.data(), p.cu.size() * 4);
+}
+
+/// Poisons O and LSE, launches, waits, reads both back whole.
+Status launchOnce(const Device &dev, const Kernel &kernel, DType t,
+                  const Packed &p, int bm, DeviceBatch &db,
+                  std::vector<std::uint8_t> &o, std::vector<std::uint8_t> &lse) {
+  if (Status s = db.o.fill(0xFF); !s.ok())
+    return s;
+  if (Status s = db.lse.fill(0xFF); !s.ok())
+    return s;
+  const char *tn = dtypeName(t);
+  std::vector<KernelArg> args = {
+      KernelArg::pointer(db.q, tn),      KernelArg::pointer(db.k, tn),
+      KernelArg::pointer(db.v, tn),      KernelArg::pointer(db.o, tn),
+      KernelArg::pointer(db.lse, "f32"), KernelArg::pointer(db.cu, "i32"),
+      KernelArg::int32(p.total),         KernelArg::int32(p.heads),
+      KernelArg::float32(float(1.0 / std::sqrt(double(p.d))))};
+  // At least one query block, so an all-empty batch really launches.
+  unsigned gx = unsigned(std::max(1, (p.maxLen + bm - 1) / bm));
+  std::array<unsigned, 3> grid = {gx, unsigned(p.lens.size() * p.heads), 1};
+  if (Status s = kernel.launch(grid, args); !s.ok())
+    return s;
+  if (Status s = dev.synchronize(); !s.ok())
+    return s.withContext("after the launch");
+  o.resize(db.o.size());
+  lse.resize(db.lse.size());
+  if (Status s = db.o.copyToHost(o.data(), o.size()); !s.ok())
+    return s;
+  return db.lse.copyToHost(lse.data(), lse.size());
+}
+
+bool untouched(const std::vector<std::uint8_t> &b, std::size_t from) {
+  return std::all_of(b.begin() + std::ptrdiff_t(from), b.end(),
+                     [](std::uint8_t x) { return x == 0xFF; });
+}
+
+/// Runs one batch on `kernel` and reports one line.
+void runBatch(const Device &dev, const Kernel &kernel, int bm, DType t,
+              const Packed &p, const std::string &head, Totals &totals) {
+  const int guardRows = 256;
+  DeviceBatch db;
+  if (Status s = upload(dev, t, p, guardRows, db); !s.ok())
+    return report(totals, head, false, s.message());
+  std::vector<std::uint8_t> o0, lse0, o, lse;
+  int differing = 0;
+  for (int r = 0; r < 3; ++r) {
+    Status s = launchOnce(dev, kernel, t, p, bm, db, r ? o : o0, r ? lse : lse0);
+    if (!s.ok()) {
+      report(totals, head, false, "run " + std::to_string(r) + ": " + s.message());
+      totals.fatal = true; // a fault leaves the context unusable
+      return;
+    }
+    if (r && !differing && (o != o0 || lse != lse0))
+      differing = r;
+  }
+  std::size_t eb = dtypeBytes(t);
+  std::string why;
+  bool pass = true;
+  auto fail = [&](const std::string &w) {
+    pass = false;
+    why += (why.empty() ? "" : "; ") + w;
+  };
+  if (!untouched(o0, db.rows * p.d * eb))
+    fail("O written past the packed total (guard rows)");
+  if (!untouched(lse0, db.rows * 4))
+    fail("LSE written past the packed total (guard rows)");
+  if (differing)
+    fail("run " + std::to_string(differing) + " differs bitwise from run 0");
+
+  const double tol = t == DType::F32 ? 1e-5 : 1e-2;
+  const double lseTol = t == DType::F32 ? 1e-5 : 1e-3;
+  std::vector<float> out = decode(t, o0.data(), db.rows * p.d);
+  std::vector<float> lseOut = decode(DType::F32, lse0.data(), db.rows);
+  double worstRel = 0, worstLse = 0;
+  for (std::size_t b = 0; b < p.lens.size(); ++b) {
+    int len = p.lens[b];
+    if (!len)
+      continue;
+    // This sequence's rows in every head, against the reference.
+    std::vector<float> got, gotLse;
+    std::vector<double> ref, refLse;
+    for (int h = 0; h < p.heads; ++h) {
+      std::size_t row0 = std::size_t(h) * p.total + p.cu[b];
+      got.insert(got.end(), out.begin() + row0 * p.d,
+                 out.begin() + (row0 + len) * p.d);
+      ref.insert(ref.end(), p.oRef.begin() + row0 * p.d,
+                 p.oRef.begin() + (row0 + len) * p.d);
+      gotLse.insert(gotLse.end(), lseOut.begin() + row0,
+                    lseOut.begin() + row0 + len);
+      refLse.insert(refLse.end(), p.lseRef.begin() + row0,
+                    p.lseRef.begin() + row0 + len);
+    }
+    ErrorStats e = compare(got, ref), le = compareScaled(gotLse, refLse);
+    std::string seq = "sequence " + std::to_string(b) + " (length " +
+                      std::to_string(len) + ")";
+    if (e.nonFinite)
+      fail(seq + ": " + std::to_string(e.nonFinite) +
+           " O elements not written or NaN, first at row " +
+           std::to_string(e.firstNonFinite / p.d % len) + " of head " +
+           std::to_string(e.firstNonFinite / p.d / len));
+    if (le.nonFinite)
+      fail(seq + ": " + std::to_string(le.nonFinite) +
+           " LSE values not written or NaN");
+    if (!e.nonFinite && e.relL2 > tol)
+      fail(seq + ": rel-L2 " + fmt(e.relL2) + " > " + fmt(tol));
+    if (!le.nonFinite && le.maxAbs > lseTol)
+      fail(seq + ": LSE error " + fmt(le.maxAbs) + " > " + fmt(lseTol) +
+           "*(1+|lse|)");
+    worstRel = std::max(worstRel, e.relL2);
+    worstLse = std::max(worstLse, le.maxAbs);
+  }
+  report(totals, head + " rel-L2 " + fmt(worstRel) + " lse-err " + fmt(worstLse),
+         pass, why);
+}
+
+/// A batch of empty sequences: every program returns at once, nothing is
+/// written.
+void runEmptyBatch(const Device &dev, const Kernel &kernel, int bm, DType t,
+                   int d, const std::string &head, Totals &totals) {
+  std::mt19937_64 rng(1);
+  Packed p = makePacked(rng, t, d, false, 2, {0, 0, 0});
+  DeviceBatch db;
+  if (Status s = upload(dev, t, p, 64, db); !s.ok())
+    return report(totals, head, false, s.message());
+  std::vector<std::uint8_t> o, lse;
+  Status s = launchOnce(dev, kernel, t, p, bm, db, o, lse);
+  if (!s.ok())
+    totals.fatal = true;
+  report(totals, head, s.ok() && untouched(o, 0) && untouched(lse, 0),
+         s.ok() ? "" : s.message());
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options opt;
+  if (!parseArgs(argc, argv, opt))
+    return 2;
+  std::optional<Device> dev = openTestDevice();
+  if (!dev)
+    return kSkipExit;
+  if (!opt.seedGiven)
+    opt.seed = std::random_device()() ^
+               std::uint64_t(std::chrono::steady_clock::now()
+                                 .time_since_epoch()
+                                 .count());
+  std::printf("tile-gpu-varlen: %s, arch %s, seed %llu (rerun: --seed %llu)\n"
+              "kernel: %s\n",
+              dev->description().c_str(), dev->archString().c_str(), opt.seed,
+              opt.seed, opt.tilePath.c_str());
+  std::mt19937_64 rng(opt.seed);
+  std::vector<int> lens = makeLengths(rng, opt.quick);
+  std::printf("lengths:");
+  for (int len : lens)
+    std::printf(" %d", len);
+  std::printf("\n");
+
+  JIT jit;
+  Totals totals;
+  const int heads = 3;
+  for (DType t : {DType::BF16, DType::F16, DType::F32})
+    for (int d : {64, 128})
+      for (bool causal : {false, true}) {
+        std::string config = std::string(dtypeName(t)) +
+                             (causal ? "_causal" : "_full") + "_d" +
+                             std::to_string(d);
+        bool any = false;
+        for (const Sched &s : schedulesFor(dev->archString()))
+          any |= (config + "/" + s.name).find(opt.only) != std::string::npos;
+        if (!any || (opt.quick && d == 128))
+          continue;
+        Packed p = makePacked(rng, t, d, causal, heads, lens);
+        for (const Sched &s : schedulesFor(dev->archString())) {
+          std::string name = config + "/" + s.name;
+          if (name.find(opt.only) == std::string::npos)
+            continue;
+          Defines defines = s.defines;
+          defines["T"] = dtypeName(t);
+          defines["D"] = std::to_string(d);
+          defines["CAUSAL"] = causal ? "true" : "false";
+          tile::Schedule schedule;
+          if (std::string why = schedule.parse(s.schedule); !why.empty()) {
+            report(totals, name + " schedule", false, why);
+            continue;
+          }
+          Expected<CompiledKernelRef> compiled = jit.compileFile(
+              opt.tilePath, defines, "", dev->archString(), schedule);
+          if (!compiled) {
+            bool mustCompile = t != DType::F32 && s.name == "default";
+            std::string msg = compiled.error();
+            msg = msg.substr(0, msg.find('\n'));
+            if (mustCompile) {
+              report(totals, name + " compile", false, compiled.error());
+            } else {
+              std::printf("%s SKIP (the compiler refuses this schedule: %s)\n",
+                          name.c_str(), msg.c_str());
+            }
+            continue;
+          }
+          Expected<Kernel> kernel = jit.load(*dev, **compiled);
+          int bm = 0;
+          std::string error;
+          if (!kernel) {
+            report(totals, name + " load", false, kernel.error());
+            continue;
+          }
+          if (!blockRows(kernel->manifest(), bm, error)) {
+            report(totals, name + " manifest", false, error);
+            continue;
+          }
+          char head[128];
+          std::snprintf(head, sizeof(head), "%-28s total %5d", name.c_str(),
+                        p.total);
+          runBatch(*dev, *kernel, bm, t, p, head, totals);
+          if (!totals.fatal)
+            runEmptyBatch(*dev, *kernel, bm, t, d, name + " empty batch",
+                          totals);
+          if (totals.fatal) {
+            std::printf("stopped early: a launch failed, the CUDA context is "
+                        "unusable\n");
+            goto done;
+          }
+        }
+      }
+done:
+  std::printf("\nsummary: %d checks, %d passed, %d failed (seed %llu)\n",
+              totals.cases, totals.cases - totals.failed, totals.failed,
+              opt.seed);
+  for (const std::string &f : totals.failures)
+    std::printf("  FAILED: %s\n", f.c_str());
+  if (totals.cases == 0) {
+    std::printf("FAIL: nothing ran (--only '%s')\n", opt.only.c_str());
+    return 1;
+  }
+  return totals.failed || totals.fatal ? 1 : 0;
+}
