@@ -81,7 +81,7 @@ bool parseArgs(int argc, char **argv, Options &o) {
   return true;
 }
 
-struct Config {
+struct DecodeConfig {
   DType t;
   int d, g, page;
   std::string name() const {
@@ -112,7 +112,7 @@ std::vector<int> makeLengths(std::mt19937_64 &rng, int page, bool quick) {
   return lens;
 }
 
-Batch makeBatch(std::mt19937_64 &rng, const Config &c,
+Batch makeBatch(std::mt19937_64 &rng, const DecodeConfig &c,
                 const std::vector<int> &lens) {
   Batch bt;
   bt.b = int(lens.size());
@@ -227,7 +227,7 @@ Expected<DeviceBuffer> deviceCopy(const Device &dev, const void *data,
 /// Lays the batch out with page `order`, launches `runs` times into
 /// poisoned outputs and returns the first run's O and LSE bytes (with the
 /// guard); `differing` is the first run that differed bitwise, or 0.
-Status runPaged(const Device &dev, const Kernel &kernel, const Config &c,
+Status runPaged(const Device &dev, const Kernel &kernel, const DecodeConfig &c,
                 const Batch &bt, const std::vector<int> &order, int runs,
                 std::vector<std::uint8_t> &o0, std::vector<std::uint8_t> &lse0,
                 int &differing) {
@@ -292,7 +292,7 @@ bool untouched(const std::vector<std::uint8_t> &b, std::size_t from) {
 }
 
 /// The checks of the file comment on one config; one report line.
-void runConfig(const Device &dev, const Kernel &kernel, const Config &c,
+void runConfig(const Device &dev, const Kernel &kernel, const DecodeConfig &c,
                const Batch &bt, std::mt19937_64 &rng, Totals &totals) {
   const int H = bt.heads(), D = bt.d;
   const std::size_t eb = dtypeBytes(c.t);
@@ -389,16 +389,17 @@ int main(int argc, char **argv) {
               dev->description().c_str(), dev->archString().c_str(), opt.seed,
               opt.seed, opt.tilePath.c_str());
   std::mt19937_64 rng(opt.seed);
-  std::vector<Config> configs;
+  std::vector<DecodeConfig> configs;
   for (DType t : {DType::BF16, DType::F16, DType::F32})
     for (int d : {64, 128})
-      for (auto [g, page] : {std::pair{1, 64}, {4, 64}, {8, 16}})
+      for (auto [g, page] : std::array<std::pair<int, int>, 3>{
+               {{1, 64}, {4, 64}, {8, 16}}})
         if (!opt.quick || (d == 64 && t != DType::F32))
           configs.push_back({t, d, g, page});
 
   JIT jit;
   Totals totals;
-  for (const Config &c : configs) {
+  for (const DecodeConfig &c : configs) {
     if (c.name().find(opt.only) == std::string::npos)
       continue;
     Defines defines = {{"T", dtypeName(c.t)},
