@@ -4,15 +4,18 @@
 #   include/tile/*.h                        the public API (+ Version.h)
 #   lib/libTileRuntime.a                    tilec::runtime   (no LLVM; libdl)
 #   lib/libTileJITCore.a                    tilec::jit_core  (cache + JIT class)
+#   lib/libTileAttentionCore.a              tilec::attention_core (tile::Attention)
 #   lib/libTileCompiler.so.X.Y.Z (+ links)  tilec::compiler  (tile::compile)
 #   lib/cmake/tilec/tilecConfig.cmake, tilecConfigVersion.cmake,
 #                   tilecTargets*.cmake     find_package(tilec)
 #   lib/pkgconfig/tilec.pc, tilec-runtime.pc
 #   share/doc/tilec/using.md
+#   share/tilec/attention/*.tile, configs/  the kernels tile::Attention runs
 #
 # tilec::jit = tilec::jit_core + tilec::compiler (+ tilec::runtime): link it
 # to compile .tile at run time; link tilec::runtime alone to load what
-# `tilec` compiled ahead of time. The internal MLIR libraries (TileDialect,
+# `tilec` compiled ahead of time. tilec::attention = tilec::attention_core +
+# tilec::jit: the attention forward as a library call (tile::Attention). The internal MLIR libraries (TileDialect,
 # TilePipeline, ...) are not installed: LLVM_INSTALL_TOOLCHAIN_ONLY (top-level
 # CMakeLists.txt) turns off add_mlir_library's own install rules.
 include_guard(GLOBAL)
@@ -34,14 +37,17 @@ if(TARGET tilec)
           COMPONENT tilec)
 endif()
 
-# Exported names: tilec::runtime, tilec::jit_core, tilec::compiler, tilec::jit.
+# Exported names: tilec::runtime, tilec::jit_core, tilec::attention_core,
+# tilec::compiler, tilec::jit, tilec::attention.
 set_target_properties(TileRuntime PROPERTIES EXPORT_NAME runtime)
 set_target_properties(TileJITCore PROPERTIES EXPORT_NAME jit_core)
-set(_tilec_exported TileRuntime TileJITCore)
+set_target_properties(TileAttentionCore PROPERTIES EXPORT_NAME attention_core)
+set(_tilec_exported TileRuntime TileJITCore TileAttentionCore)
 if(TARGET TileCompiler AND TARGET TileJIT)
   set_target_properties(TileCompiler PROPERTIES EXPORT_NAME compiler)
   set_target_properties(TileJIT PROPERTIES EXPORT_NAME jit)
-  list(APPEND _tilec_exported TileCompiler TileJIT)
+  set_target_properties(TileAttention PROPERTIES EXPORT_NAME attention)
+  list(APPEND _tilec_exported TileCompiler TileJIT TileAttention)
 endif()
 install(TARGETS ${_tilec_exported}
   EXPORT tilecTargets
@@ -86,6 +92,20 @@ foreach(pc tilec tilec-runtime)
     DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig
     COMPONENT tilec)
 endforeach()
+
+# The kernels and config tables tile::Attention compiles
+# (defaultKernelDir() finds them here).
+install(FILES
+  ${PROJECT_SOURCE_DIR}/examples/attention/flash_fwd.tile
+  ${PROJECT_SOURCE_DIR}/examples/attention/flash_fwd_bshd.tile
+  ${PROJECT_SOURCE_DIR}/examples/attention/flash_fwd_ref.tile
+  ${PROJECT_SOURCE_DIR}/examples/attention/nonfinite_count.tile
+  DESTINATION ${CMAKE_INSTALL_DATADIR}/tilec/attention
+  COMPONENT tilec)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/examples/attention/configs
+  DESTINATION ${CMAKE_INSTALL_DATADIR}/tilec/attention
+  COMPONENT tilec
+  FILES_MATCHING PATTERN "*.json")
 
 install(FILES ${PROJECT_SOURCE_DIR}/docs/using.md
   DESTINATION ${CMAKE_INSTALL_DOCDIR}

@@ -1,0 +1,104 @@
+//===- AttentionImpl.h - the state of one attention plan ------ -*- C++ -*-===//
+//
+// Shared by Plan.cpp (choosing and loading the kernels), Run.cpp (launches
+// and the guardrail) and Profile.cpp (NVTX ranges, event timings).
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "tile/Attention.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tile {
+namespace attention_detail {
+
+/// A loaded kernel with its launch shape: which argument list it takes and
+/// the rows per program (BM).
+struct Launchable {
+  enum class Kind { FastBHSD, FastBSHD, Reference };
+  Kind kind = Kind::Reference;
+  std::string name;
+  Kernel kernel;
+  unsigned bm = 0;
+  bool loaded = false;
+};
+
+/// NVTX v2 (libnvToolsExt.so.1, opened with dlopen on first use); no-ops
+/// when it is absent.
+void nvtxPush(const std::string &name);
+void nvtxPop();
+
+/// CUDA-event timings of the calls, a ring of event pairs read when a slot
+/// is reused (its call finished long ago) and by summary().
+class Profiler {
+public:
+  Status init(const Device &device, std::string kernel, double flopsPerCall);
+  bool on() const { return !ring_.empty(); }
+  Status begin(Stream stream);
+  Status end(Stream stream);
+  ProfileSummary summary();
+
+private:
+  Status harvest(std::size_t slot);
+  std::vector<EventTimer> ring_;
+  std::vector<bool> pending_;
+  std::size_t next_ = 0;
+  std::vector<float> ms_;
+  std::string kernel_;
+  double flops_ = 0;
+};
+
+/// The guardrail's kernels and buffers, made at plan time.
+struct Guardrail {
+  Kernel count, reduce;
+  unsigned programs = 0;
+  DeviceBuffer partial, out; ///< 2 * programs i32; 2 i32 per checked tensor
+  std::optional<EventTimer> fence; ///< an event pair used as a stream sync
+};
+
+/// What one guardrail pass found in one tensor.
+struct TensorCheck {
+  std::string tensor;
+  std::int64_t count = 0;
+  std::int64_t firstRow = -1;
+};
+
+bool envFlag(const char *name);
+unsigned ceilDiv(std::int64_t a, std::int64_t b);
+
+} // namespace attention_detail
+
+struct Attention::Impl {
+  explicit Impl(const Device &d) : device(d) {}
+
+  Device device;
+  AttentionParams params;
+  AttentionOptions options;
+  std::string kernelDir;
+  attention_detail::Launchable fast, reference;
+  attention_detail::Launchable *active = nullptr;
+  std::string planLine, fallbackReason;
+  DeviceBuffer scratchLse;
+  bool guardrail = false;
+  attention_detail::Guardrail guard;
+  attention_detail::Profiler profiler;
+  bool printProfile = false;
+  RunReport last;
+
+  /// Sends a decision line to the callback, else (warnings, or everything
+  /// with TILEC_ATTENTION_LOG=1) to stderr.
+  void log(const std::string &line, bool warning) const;
+  /// One launch of `k` on `p`'s pointers and stream.
+  Status launch(const attention_detail::Launchable &k,
+                const AttentionParams &p);
+  /// The guardrail over o (and q, k, v): one sync; `checks` in that order.
+  Status check(const AttentionParams &p, bool inputs,
+               std::vector<attention_detail::TensorCheck> &checks);
+  Status guardedRun(const AttentionParams &p);
+  std::string describe() const; ///< "bf16 bhsd B=2 H=16 S=4096 D=128 causal"
+};
+
+} // namespace tile
