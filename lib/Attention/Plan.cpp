@@ -31,9 +31,13 @@ bool isFile(const std::string &path) {
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
-/// The first line of a (multi-line) error, for a one-line log.
+/// One line of a (multi-line) error for the log: the first line that says
+/// "error:" (a compiler diagnostic), else the first line.
 std::string firstLine(const std::string &text) {
-  std::string s = text.substr(0, text.find('\n'));
+  std::size_t at = text.find("error:");
+  std::size_t start = at == std::string::npos ? 0 : text.rfind('\n', at);
+  start = start == std::string::npos || at == std::string::npos ? 0 : start + 1;
+  std::string s = text.substr(start, text.find('\n', start) - start);
   return s.empty() ? text : s;
 }
 
@@ -222,6 +226,8 @@ Status planGuardrail(Attention::Impl &impl) {
     return out.status();
   g.partial = partial.take();
   g.out = out.take();
+  if (Status s = g.out.fill(0); !s.ok()) // defined before the first check
+    return s;
   auto fence = EventTimer::create(impl.device);
   if (!fence)
     return fence.status();

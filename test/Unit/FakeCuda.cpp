@@ -141,7 +141,10 @@ int cuDeviceGetName(char *name, int len, int) {
   return 0;
 }
 int cuDeviceGetAttribute(int *v, int attr, int) {
-  bool sm80 = mode() == "sm80";
+  std::string m = mode();
+  bool sm80 = m == "sm80";
+  int major = sm80 ? 8 : m == "sm75" ? 7 : m == "sm100" ? 10 : 9;
+  int minor = m == "sm75" ? 5 : 0;
   switch (attr) {
   case 1:
     *v = 1024;
@@ -150,10 +153,10 @@ int cuDeviceGetAttribute(int *v, int attr, int) {
     *v = 132;
     return 0;
   case 75:
-    *v = sm80 ? 8 : 9;
+    *v = major;
     return 0;
   case 76:
-    *v = 0;
+    *v = minor;
     return 0;
   case 97:
     *v = sm80 ? 166912 : 232448;

@@ -5,6 +5,7 @@
 //   noinit      cuInit → CUDA_ERROR_NO_DEVICE
 //   nodevices   cuDeviceGetCount → 0
 //   sm80        a compute capability 8.0 device (default: 9.0)
+//   sm75, sm100 compute capability 7.5 and 10.0 devices
 // A PTX or cubin image that starts with "BAD" fails to load with
 // CUDA_ERROR_INVALID_PTX and a log naming "fake ptxas error".
 // A cubin image is any image that starts with "FAKECUBIN".
