@@ -5,7 +5,8 @@
 #
 # 1. cmake --install BUILD_DIR --prefix WORK_DIR/prefix; lists the tree and
 #    checks what must (not) be there: headers, tilec, the package files, a
-#    versioned libTileCompiler.so and no internal archive (TilePipeline, ...).
+#    versioned libTileCompiler.so, tile::Attention's library and kernels,
+#    and no internal archive (TilePipeline, ...).
 # 2. libTileCompiler.so exports only the public API (at most 20 symbols).
 # 3. configures test/Install/consumer with -DCMAKE_PREFIX_PATH=prefix
 #    (find_package(tilec)), builds it (add_jit: tilec::jit; add_aot:
@@ -50,6 +51,11 @@ string(REPLACE ";" "\n  " shown "${tree}")
 message(STATUS "installed:\n  ${shown}")
 foreach(f bin/tilec include/tile/Compiler.h include/tile/JIT.h
           include/tile/Runtime.h include/tile/Version.h
+          include/tile/Attention.h lib/libTileAttentionCore.a
+          share/tilec/attention/flash_fwd.tile
+          share/tilec/attention/flash_fwd_ref.tile
+          share/tilec/attention/nonfinite_count.tile
+          share/tilec/attention/configs/flash_fwd.sm_90a.json
           lib/libTileRuntime.a lib/libTileJITCore.a lib/libTileCompiler.so
           lib/cmake/tilec/tilecConfig.cmake
           lib/cmake/tilec/tilecConfigVersion.cmake
