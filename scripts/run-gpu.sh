@@ -115,6 +115,13 @@ if [[ -x $DEST/bin/flash_fwd_jit ]]; then
   # stride on sm_90a) against [B*H, S, D] on the same data.
   run_step flash_fwd_jit-bshd-bf16 "$DEST/bin/flash_fwd_jit" "$TILEC_FLASH_FWD_TILE" \
     --layout both --dtype bf16 --seqlen 1000 --batch-heads 24 --heads 8 --head-dim 128
+  # Head dims that are not powers of two (tile-pad-shapes).
+  run_step flash_fwd_jit-d96-bf16-causal "$DEST/bin/flash_fwd_jit" "$TILEC_FLASH_FWD_TILE" \
+    --dtype bf16 --causal --seqlen 1000 --batch-heads 8 --head-dim 96
+  run_step flash_fwd_jit-d192-f16 "$DEST/bin/flash_fwd_jit" "$TILEC_FLASH_FWD_TILE" \
+    --dtype f16 --seqlen 777 --batch-heads 6 --head-dim 192
+  run_step flash_fwd_jit-d80-f32 "$DEST/bin/flash_fwd_jit" "$TILEC_FLASH_FWD_TILE" \
+    --dtype f32 --seqlen 300 --batch-heads 4 --head-dim 80
   run_step flash_fwd_jit-bshd-f16-causal "$DEST/bin/flash_fwd_jit" "$TILEC_FLASH_FWD_TILE" \
     --layout both --dtype f16 --causal --seqlen 777 --batch-heads 12 --heads 3 --head-dim 64
 fi
