@@ -52,10 +52,14 @@ private:
 };
 
 /// The guardrail's kernels and buffers, made at plan time.
+/// Bytes of the guardrail's result slot per tensor (count, first row,
+/// padding): 16, so that every slot is a 16-byte aligned pointer argument.
+constexpr std::size_t kGuardSlotBytes = 16;
+
 struct Guardrail {
   Kernel count, reduce;
   unsigned programs = 0;
-  DeviceBuffer partial, out; ///< 2 * programs i32; 2 i32 per checked tensor
+  DeviceBuffer partial, out; ///< 2 * programs i32; a 16-byte slot per checked tensor
   std::optional<EventTimer> fence; ///< an event pair used as a stream sync
 };
 

@@ -228,7 +228,9 @@ Status planGuardrail(Attention::Impl &impl) {
   auto partial = DeviceBuffer::allocate(impl.device, 8 * g.programs);
   if (!partial)
     return partial.status();
-  auto out = DeviceBuffer::allocate(impl.device, 8 * 4); // o, q, k, v
+  // o, q, k, v: a (count, first row) pair each, 16-byte aligned (what
+  // the kernels assume of every pointer argument).
+  auto out = DeviceBuffer::allocate(impl.device, kGuardSlotBytes * 4);
   if (!out)
     return out.status();
   g.partial = partial.take();

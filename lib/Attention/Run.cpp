@@ -106,7 +106,7 @@ Status Attention::Impl::check(const AttentionParams &p, bool inputs,
           {1, 1, 1},
           {KernelArg::pointer(guard.partial, "i32"),
            KernelArg::int32(std::int32_t(guard.programs)),
-           KernelArg::pointer(guard.out.ptr() + 8 * i, "i32")},
+           KernelArg::pointer(guard.out.ptr() + kGuardSlotBytes * i, "i32")},
           p.stream);
     if (!s.ok())
       return s.withContext("attention: guardrail");
@@ -118,15 +118,17 @@ Status Attention::Impl::check(const AttentionParams &p, bool inputs,
     s = guard.fence->stop(p.stream);
   if (s.ok())
     s = guard.fence->elapsedMs().status();
-  std::int32_t host[8] = {};
+  std::int32_t host[4 * kGuardSlotBytes / 4] = {};
   if (s.ok())
-    s = guard.out.copyToHost(host, 8 * tensors.size());
+    s = guard.out.copyToHost(host, kGuardSlotBytes * tensors.size());
   if (!s.ok())
     return s.withContext("attention: guardrail");
   checks.clear();
   for (std::size_t i = 0; i < tensors.size(); ++i)
-    checks.push_back({tensors[i].first, host[2 * i],
-                      host[2 * i + 1] == kNone ? -1 : host[2 * i + 1]});
+    checks.push_back({tensors[i].first, host[kGuardSlotBytes / 4 * i],
+                      host[kGuardSlotBytes / 4 * i + 1] == kNone
+                          ? -1
+                          : host[kGuardSlotBytes / 4 * i + 1]});
   return Status();
 }
 
