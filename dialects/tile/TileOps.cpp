@@ -303,6 +303,11 @@ LogicalResult CmpOp::verify() {
   if (failed(sameShape(*this, l, r, "result")) ||
       failed(sameLayout(*this, l, r, "result")))
     return failure();
+  if (getPredicate() >= CmpPredicate::ult &&
+      !isa<IntegerType>(l.getElementType()))
+    return emitOpError() << "unsigned predicate '"
+                         << stringifyCmpPredicate(getPredicate())
+                         << "' needs integer operands";
   return success();
 }
 
@@ -328,6 +333,21 @@ LogicalResult CastOp::verify() {
   if (!isCastable(src.getElementType()) || !isCastable(res.getElementType()))
     return emitOpError() << "cannot cast " << src.getElementType() << " to "
                          << res.getElementType();
+  auto isWideInt = [](Type t) { return t.isInteger() && !t.isInteger(1); };
+  if (getIsUnsigned() && !isWideInt(src.getElementType()) &&
+      !isWideInt(res.getElementType()))
+    return emitOpError("'is_unsigned' needs an integer source or result");
+  return success();
+}
+
+LogicalResult BitcastOp::verify() {
+  TileType src = tileOf(getSrc()), res = getType();
+  if (failed(sameShape(*this, src, res, "result")) ||
+      failed(sameLayout(*this, src, res, "result")))
+    return failure();
+  if (src.getElementTypeBitWidth() != res.getElementTypeBitWidth())
+    return emitOpError() << "cannot bitcast " << src.getElementType() << " to "
+                         << res.getElementType() << ": bit widths differ";
   return success();
 }
 

@@ -633,15 +633,18 @@ def Tile_NegOp : Tile_UnaryOp<"neg", Tile_NumTile, "Negation">;
 
 def Tile_CmpPredicateAttr : I32EnumAttr<"CmpPredicate", "comparison", [
     I32EnumAttrCase<"eq", 0>, I32EnumAttrCase<"ne", 1>, I32EnumAttrCase<"lt", 2>,
-    I32EnumAttrCase<"le", 3>, I32EnumAttrCase<"gt", 4>, I32EnumAttrCase<"ge", 5>]> {
+    I32EnumAttrCase<"le", 3>, I32EnumAttrCase<"gt", 4>, I32EnumAttrCase<"ge", 5>,
+    I32EnumAttrCase<"ult", 6>, I32EnumAttrCase<"ule", 7>,
+    I32EnumAttrCase<"ugt", 8>, I32EnumAttrCase<"uge", 9>]> {
   let cppNamespace = "::mlir::tile";
 }
 
 def Tile_CmpOp : Tile_Op<"cmp", [Pure, SameTypeOperands]> {
   let summary = "Elementwise comparison";
   let description = [{
-    Compares two tiles of one type (signed for integers, ordered for floats)
-    and yields an `i1` tile of the same shape.
+    Compares two tiles of one type (signed for integers with `lt le gt ge`,
+    unsigned with `ult ule ugt uge`, which need integers; ordered for
+    floats) and yields an `i1` tile of the same shape.
 
     ```mlir
     %m = tile.cmp lt %rows, %n : !tile.tile<128xi32> -> !tile.tile<128xi1>
@@ -688,15 +691,19 @@ def Tile_FmaOp : Tile_Op<"fma", [Pure, AllTypesMatch<["a", "b", "c", "result"]>]
 def Tile_CastOp : Tile_Op<"cast", [Pure]> {
   let summary = "Convert the element type";
   let description = [{
-    Converts between f32, f16, bf16, f64, i1, i32 and i64 elementwise
-    (round-to-nearest-even for narrowing floats; float to int truncates
-    toward zero; integers are signed).
+    Converts between f32, f16, bf16, f64, i1, i8, i16, i32 and i64
+    elementwise (round-to-nearest-even for narrowing floats; float to int
+    truncates toward zero). Integers are signed unless `is_unsigned` is set,
+    which makes the integer side unsigned: the source of an int-to-int or
+    int-to-float cast (zero extension, `uitofp`), the result of a
+    float-to-int cast (`fptoui`).
 
     ```mlir
     %p16 = tile.cast %p : !tile.tile<128x64xf32> -> !tile.tile<128x64xbf16>
+    %w = tile.cast %u {is_unsigned} : !tile.tile<128xi32> -> !tile.tile<128xi64>
     ```
   }];
-  let arguments = (ins Tile_ValueTile:$src);
+  let arguments = (ins Tile_ValueTile:$src, UnitAttr:$is_unsigned);
   let results = (outs Tile_ValueTile:$result);
   let assemblyFormat = "$src attr-dict `:` type($src) `->` type($result)";
   let hasVerifier = 1;
@@ -704,5 +711,6 @@ def Tile_CastOp : Tile_Op<"cast", [Pure]> {
 }
 
 include "TileScalarOps.td"
+include "TileIntOps.td"
 
 #endif // TILE_OPS_TD

@@ -162,6 +162,7 @@ def Tile_Scalar : AnyTypeOf<[F16, BF16, F32, F64, I1, I8, I16, I32, I64, Tile_Pt
 def Tile_FloatTile : Tile_TileOf<[F16, BF16, F32, F64]>;
 def Tile_IntTile : Tile_TileOf<[I1, I8, I16, I32, I64]>;
 def Tile_BoolTile : Tile_TileOf<[I1]>;
+def Tile_IntNumTile : Tile_TileOf<[I8, I16, I32, I64]>;
 def Tile_IndexTile : Tile_TileOf<[I32, I64]>;
 def Tile_NumTile : Tile_TileOf<[F16, BF16, F32, F64, I8, I16, I32, I64]>;
 def Tile_PtrTile : Tile_TileOf<[Tile_PtrType]>;

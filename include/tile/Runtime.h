@@ -225,7 +225,7 @@ private:
 /// One launch argument: a device pointer tagged with its element type, or a
 /// scalar. The tag is checked against the manifest before every launch.
 struct KernelArg {
-  enum class Kind { Pointer, I32, I64, F32 };
+  enum class Kind { Pointer, I32, I64, F32, U32, U64 };
   Kind kind = Kind::I32;
   std::string elementType; ///< pointers only: "bf16", "f16", "f32", …
   union {
@@ -233,6 +233,8 @@ struct KernelArg {
     std::int32_t i32;
     std::int64_t i64;
     float f32;
+    std::uint32_t u32;
+    std::uint64_t u64;
   } value{};
 
   static KernelArg pointer(DevicePtr p, std::string elementType);
@@ -242,8 +244,10 @@ struct KernelArg {
   static KernelArg int32(std::int32_t v);
   static KernelArg int64(std::int64_t v);
   static KernelArg float32(float v);
+  static KernelArg uint32(std::uint32_t v);
+  static KernelArg uint64(std::uint64_t v);
 
-  /// As spelled in a manifest: "ptr<bf16>", "i32", "i64", "f32".
+  /// As spelled in a manifest: "ptr<bf16>", "i32", "i64", "f32", "u32", "u64".
   std::string typeName() const;
 };
 

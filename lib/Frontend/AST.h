@@ -55,7 +55,7 @@ struct NameExpr : ExprBase<Expr::Name> {
   std::string name;
 };
 
-/// `-x`, `!x`. `op` is Tok::Minus or Tok::Not.
+/// `-x`, `!x`, `~x`. `op` is Tok::Minus, Tok::Not or Tok::Tilde.
 struct UnaryExpr : ExprBase<Expr::Unary> {
   UnaryExpr(SrcLoc loc, Tok op, ExprPtr x)
       : ExprBase(loc), op(op), operand(std::move(x)) {}

@@ -52,6 +52,12 @@ const char *tile::frontend::tokSpelling(Tok kind) {
   case Tok::AndAnd: return "'&&'";
   case Tok::OrOr: return "'||'";
   case Tok::Not: return "'!'";
+  case Tok::Amp: return "'&'";
+  case Tok::Pipe: return "'|'";
+  case Tok::Caret: return "'^'";
+  case Tok::Tilde: return "'~'";
+  case Tok::Shl: return "'<<'";
+  case Tok::Shr: return "'>>'";
   case Tok::Assign: return "'='";
   case Tok::PlusAssign: return "'+='";
   case Tok::MinusAssign: return "'-='";
@@ -168,8 +174,34 @@ private:
     return true;
   }
 
+  /// '0x' hexdigits: an integer up to INT64_MAX (bit patterns such as
+  /// 0xD2511F53 for unsigned operands).
+  bool lexHex(Token &t) {
+    size_t start = pos;
+    advance();
+    advance();
+    auto isHex = [](char c) {
+      return isDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+    };
+    while (isHex(peek()))
+      advance();
+    if (pos - start == 2 || isIdentStart(peek()) || peek() == '.')
+      return fail(t.loc, "malformed number '" +
+                             src.slice(start, pos + 1).str() + "'");
+    t.text = src.slice(start, pos).str();
+    t.kind = Tok::Int;
+    errno = 0;
+    unsigned long long v = std::strtoull(t.text.c_str() + 2, nullptr, 16);
+    if (errno == ERANGE || v > (unsigned long long)INT64_MAX)
+      return fail(t.loc, "integer literal '" + t.text + "' is too large");
+    t.intValue = int64_t(v);
+    return true;
+  }
+
   /// digits ('.' digits?)? ([eE] [+-]? digits)?  |  '.' digits ...
   bool lexNumber(Token &t) {
+    if (peek() == '0' && (peek(1) == 'x' || peek(1) == 'X'))
+      return lexHex(t);
     size_t start = pos;
     bool isFloat = false;
     while (isDigit(peek()))
@@ -242,18 +274,14 @@ private:
     case '-': return n == '=' ? two(Tok::MinusAssign) : one(Tok::Minus);
     case '*': return n == '=' ? two(Tok::StarAssign) : one(Tok::Star);
     case '/': return n == '=' ? two(Tok::SlashAssign) : one(Tok::Slash);
-    case '<': return n == '=' ? two(Tok::Le) : one(Tok::Lt);
-    case '>': return n == '=' ? two(Tok::Ge) : one(Tok::Gt);
+    case '<': return n == '=' ? two(Tok::Le) : n == '<' ? two(Tok::Shl) : one(Tok::Lt);
+    case '>': return n == '=' ? two(Tok::Ge) : n == '>' ? two(Tok::Shr) : one(Tok::Gt);
+    case '^': return one(Tok::Caret);
+    case '~': return one(Tok::Tilde);
     case '=': return n == '=' ? two(Tok::EqEq) : one(Tok::Assign);
     case '!': return n == '=' ? two(Tok::Ne) : one(Tok::Not);
-    case '&':
-      if (n == '&')
-        return two(Tok::AndAnd);
-      return fail(t.loc, "unexpected character '&' (did you mean '&&'?)");
-    case '|':
-      if (n == '|')
-        return two(Tok::OrOr);
-      return fail(t.loc, "unexpected character '|' (did you mean '||'?)");
+    case '&': return n == '&' ? two(Tok::AndAnd) : one(Tok::Amp);
+    case '|': return n == '|' ? two(Tok::OrOr) : one(Tok::Pipe);
     default:
       break;
     }

@@ -34,8 +34,9 @@ InFlightDiagnostic MLIRGen::error(SrcLoc l) { return emitError(loc(l)); }
 
 bool ::tile::frontend::isReservedName(llvm::StringRef n) {
   return llvm::is_contained({"inf", "LOG2E", "LN2", "true", "false", "None",
-                             "i1", "bool", "i32", "i64", "f16", "bf16", "f32",
-                             "f64", "ptr", "range"},
+                             "i1", "bool", "i8", "u8", "i16", "u16", "i32",
+                             "u32", "i64", "u64", "f16", "bf16", "f32", "f64",
+                             "ptr", "range"},
                             n);
 }
 
@@ -183,7 +184,7 @@ bool MLIRGen::genFor(const ForStmt &s) {
     bool ok = v->kind == Val::Int;
     if (v->isRuntime()) {
       Type t = v->value.getType();
-      ok = t.isInteger(32) || t.isInteger(64);
+      ok = !v->uns && (t.isInteger(32) || t.isInteger(64));
       if (t.isInteger(64))
         ivType = builder.getI64Type();
     }
@@ -245,8 +246,11 @@ bool MLIRGen::genFor(const ForStmt &s) {
     body->getTerminator()->erase();
   OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPointToEnd(body);
-  for (auto [i, name] : llvm::enumerate(carried))
-    lookup(name)->val = Val::of(forOp.getRegionIterArgs()[i]);
+  SmallVector<bool> carriedUns;
+  for (auto [i, name] : llvm::enumerate(carried)) {
+    carriedUns.push_back(lookup(name)->val.uns);
+    lookup(name)->val = Val::of(forOp.getRegionIterArgs()[i], carriedUns[i]);
+  }
 
   scopes.emplace_back();
   ++loopDepth;
@@ -267,12 +271,12 @@ bool MLIRGen::genFor(const ForStmt &s) {
   SmallVector<Value> yields;
   for (auto [i, name] : llvm::enumerate(carried)) {
     Binding *b = lookup(name);
-    Type want = inits[i].getType();
-    if (b->val.isRuntime() && b->val.value.getType() != want)
+    Type want = withSignedness(inits[i].getType(), carriedUns[i]);
+    if (b->val.isRuntime() && feType(b->val) != want)
       return error(s.getLoc())
                  << "loop-carried variable '" << name << "' changes type in "
                  << "the loop body: " << describe(want) << " before the loop, "
-                 << describe(b->val.value.getType()) << " after an iteration",
+                 << describe(feType(b->val)) << " after an iteration",
              false;
     FailureOr<Value> v = coerce(b->val, want, s.getLoc(),
                                 "loop-carried variable '" + name + "'");
@@ -282,7 +286,7 @@ bool MLIRGen::genFor(const ForStmt &s) {
   }
   scf::YieldOp::create(builder, loc(s.getLoc()), yields);
   for (auto [i, name] : llvm::enumerate(carried))
-    lookup(name)->val = Val::of(forOp.getResult(i));
+    lookup(name)->val = Val::of(forOp.getResult(i), carriedUns[i]);
   return true;
 }
 

@@ -13,6 +13,8 @@
 // MLIRGenControl.cpp: run-time if/else, while, early return in a kernel.
 // MLIRGenScalar.cpp: scalar loads/stores, reductions to a scalar, math on
 // run-time scalars, i32 -> i64 widening.
+// MLIRGenTypes.cpp: signedness of frontend types (see Val).
+// MLIRGenBits.cpp: '~', bitcast, umulhi. MLIRGenRandom.cpp: Philox.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -34,11 +36,20 @@ namespace tile::frontend {
 
 /// A value during generation: a compile-time constant, a type, a run-time
 /// SSA value (scalar, pointer or tile), or nothing (a call without result).
+///
+/// Signedness: IR integers are signless (as in `arith`). The frontend's
+/// types are MLIR types in which an unsigned integer is an unsigned
+/// IntegerType (`u32` is `ui32`, `ptr<u32>` is `!tile.ptr<ui32>`); a
+/// Kind::Type holds such a type, and a run-time value holds its signless IR
+/// value plus `uns` (its integer elements, or its pointee, are unsigned).
+/// MLIRGenTypes.cpp converts between the two; ops whose result depends on
+/// signedness pick their unsigned form from it.
 struct Val {
   enum Kind { None, Int, Float, Bool, Type, Runtime } kind = None;
   int64_t i = 0;
   double f = 0;
   bool b = false;
+  bool uns = false;  ///< Kind::Runtime: unsigned integer elements or pointee
   mlir::Type type;   ///< Kind::Type
   mlir::Value value; ///< Kind::Runtime
 
@@ -46,14 +57,24 @@ struct Val {
   static Val ofFloat(double v) { Val r; r.kind = Float; r.f = v; return r; }
   static Val ofBool(bool v) { Val r; r.kind = Bool; r.b = v; return r; }
   static Val ofType(mlir::Type t) { Val r; r.kind = Type; r.type = t; return r; }
-  static Val of(mlir::Value v) { Val r; r.kind = Runtime; r.value = v; return r; }
+  static Val of(mlir::Value v, bool uns = false) {
+    Val r; r.kind = Runtime; r.value = v; r.uns = uns; return r;
+  }
   bool isConst() const { return kind == Int || kind == Float || kind == Bool; }
   bool isRuntime() const { return kind == Runtime; }
 };
 
 /// The binary operators (also used by max/min and compound assignment).
 enum class BinOp { Add, Sub, Mul, Div, Rem, Lt, Le, Gt, Ge, Eq, Ne, And, Or,
-                   Max, Min };
+                   Max, Min, BitAnd, BitOr, BitXor, Shl, Shr };
+
+/// Frontend types (see Val): `ui32` -> `i32`, `!tile.ptr<ui32>` ->
+/// `!tile.ptr<i32>`, tiles elementwise; other types unchanged.
+mlir::Type signlessOf(mlir::Type t);
+/// True for an unsigned integer type, or a pointer to one.
+bool isUnsignedType(mlir::Type t);
+/// `t` with its integer elements (or pointee) unsigned when `uns`.
+mlir::Type withSignedness(mlir::Type t, bool uns);
 
 /// Names assigned anywhere in `block` (nested blocks included), in order.
 void collectAssigned(const Body &block, llvm::SetVector<llvm::StringRef> &out);
@@ -169,6 +190,16 @@ public:
   mlir::FailureOr<mlir::Type> commonElemType(Val a, Val b, SrcLoc l,
                                              llvm::StringRef what);
   mlir::Type defaultType(const Val &v);
+  /// The frontend type of a run-time value (its IR type with `uns`
+  /// applied), and its element type (the type itself for scalars).
+  static mlir::Type feType(const Val &v);
+  static mlir::Type feElem(const Val &v);
+  /// A run-time value whose frontend (element) type is `fe`.
+  static Val typed(mlir::Value v, mlir::Type fe);
+  // MLIRGenBits.cpp
+  mlir::FailureOr<Val> genBitNot(Val x, SrcLoc l);
+  mlir::FailureOr<Val> genBitcast(Val x, mlir::Type to, SrcLoc l);
+  mlir::FailureOr<Val> genMulHi(Val a, Val b, SrcLoc l);
   static std::string describe(mlir::Type t);
   std::string describe(const Val &v);
   static llvm::ArrayRef<int64_t> shapeOf(const Val &v);
@@ -198,6 +229,10 @@ public:
   /// that mixed arithmetic and comparisons run on i64.
   mlir::LogicalResult widenIntegers(Val &a, Val &b, SrcLoc l);
 private:
+  // MLIRGenBits.cpp: bitcast, umulhi; MLIRGenRandom.cpp: philox, randint,
+  // rand.
+  mlir::FailureOr<Val> genBitsBuiltin(const CallExpr &e, Slots s);
+  mlir::FailureOr<Val> genRandom(const CallExpr &e, Slots s);
 };
 
 } // namespace tile::frontend

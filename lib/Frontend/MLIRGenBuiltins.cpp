@@ -20,7 +20,7 @@ namespace {
 struct BuiltinSig {
   const char *name;
   unsigned required;
-  std::array<const char *, 4> params;
+  std::array<const char *, 8> params;
 };
 } // namespace
 
@@ -39,6 +39,10 @@ static const BuiltinSig kBuiltins[] = {
     {"rsqrt", 1, {"x"}},                {"tanh", 1, {"x"}},
     {"abs", 1, {"x"}},                  {"max", 2, {"a", "b"}},
     {"min", 2, {"a", "b"}},             {"fma", 3, {"a", "b", "c"}},
+    {"bitcast", 2, {"x", "dtype"}},     {"umulhi", 2, {"a", "b"}},
+    {"philox", 2, {"seed", "c0", "c1", "c2", "c3", "word", "rounds"}},
+    {"randint", 2, {"seed", "offset", "rounds"}},
+    {"rand", 2, {"seed", "offset", "rounds"}},
 };
 
 static const BuiltinSig *findBuiltin(StringRef name) {
@@ -55,8 +59,14 @@ bool ::tile::frontend::isBuiltinFunction(StringRef name) {
 FailureOr<Type> MLIRGen::typeByName(StringRef name) {
   Type t = llvm::StringSwitch<Type>(name)
                .Cases({"i1", "bool"}, builder.getI1Type())
+               .Case("i8", builder.getI8Type())
+               .Case("u8", builder.getIntegerType(8, false))
+               .Case("i16", builder.getI16Type())
+               .Case("u16", builder.getIntegerType(16, false))
                .Case("i32", builder.getI32Type())
+               .Case("u32", builder.getIntegerType(32, false))
                .Case("i64", builder.getI64Type())
+               .Case("u64", builder.getIntegerType(64, false))
                .Case("f16", builder.getF16Type())
                .Case("bf16", builder.getBF16Type())
                .Case("f32", builder.getF32Type())
@@ -228,6 +238,10 @@ FailureOr<Val> MLIRGen::genBuiltin(const CallExpr &e) {
   }
   if (n == "full" || n == "zeros")
     return genFull(e, slots);
+  if (n == "bitcast" || n == "umulhi")
+    return genBitsBuiltin(e, slots);
+  if (n == "philox" || n == "randint" || n == "rand")
+    return genRandom(e, slots);
   if (n == "load" || n == "store" || n == "atomic_add")
     return genMemory(e, slots);
   if (n == "dot")
@@ -259,7 +273,7 @@ FailureOr<Val> MLIRGen::genBuiltin(const CallExpr &e) {
     auto t = cast<TileType>(x->value.getType());
     auto rt = TileType::get({t.getDimSize(1), t.getDimSize(0)},
                             t.getElementType());
-    return Val::of(tl::TransOp::create(builder, l, rt, x->value));
+    return Val::of(tl::TransOp::create(builder, l, rt, x->value), x->uns);
   }
   return genMath(e, slots);
 }
@@ -293,14 +307,14 @@ FailureOr<Val> MLIRGen::genFull(const CallExpr &e, Slots s) {
   if (!shapeOf(value).empty())
     return error(s[1]->loc) << "the fill value must be a scalar, got "
                             << describe(value), failure();
-  if (value.isRuntime() && value.value.getType() != dtype)
+  if (value.isRuntime() && feType(value) != dtype)
     return error(s[1]->loc) << "the fill value is " << describe(value)
                             << " but the dtype is " << describe(dtype)
                             << "; cast it first", failure();
   FailureOr<Value> v = toTile(value, *shape, dtype, e.getLoc());
   if (failed(v))
     return failure();
-  return Val::of(*v);
+  return typed(*v, dtype);
 }
 
 /// exp, exp2, log, log2, sqrt, rsqrt, tanh, abs: folded on constants,
@@ -331,6 +345,8 @@ FailureOr<Val> MLIRGen::genMath(const CallExpr &e, Slots s) {
   Type elem = t.getElementType();
   bool ok = n == "abs" ? !elem.isInteger(1) && !isa<PtrType>(elem)
                        : isa<FloatType>(elem);
+  if (ok && n == "abs" && x->uns)
+    return *x; // |x| of an unsigned x
   if (!ok)
     return error(s[0]->loc) << "'" << n << "' needs a "
                             << (n == "abs" ? "numeric" : "float") << " tile, got "

@@ -66,6 +66,8 @@ FailureOr<Val> MLIRGen::genUnary(const UnaryExpr &e) {
   if (failed(x))
     return failure();
   Location l = loc(e.getLoc());
+  if (e.op == Tok::Tilde)
+    return genBitNot(*x, e.getLoc());
   if (e.op == Tok::Not) {
     if (x->kind == Val::Bool)
       return Val::ofBool(!x->b);
@@ -97,7 +99,7 @@ FailureOr<Val> MLIRGen::genUnary(const UnaryExpr &e) {
     return error(e.getLoc()) << "'-' needs a numeric operand, got "
                              << describe(*x), failure();
   if (isa<TileType>(t))
-    return Val::of(mlir::tile::NegOp::create(builder, l, t, x->value));
+    return Val::of(mlir::tile::NegOp::create(builder, l, t, x->value), x->uns);
   if (isa<FloatType>(t))
     return Val::of(arith::NegFOp::create(builder, l, x->value));
   return genBinary(BinOp::Sub, Val::ofInt(0), *x, e.getLoc());
@@ -114,7 +116,10 @@ FailureOr<Val> MLIRGen::genBinaryExpr(const BinaryExpr &e) {
       {Tok::Star, BinOp::Mul}, {Tok::Slash, BinOp::Div},
       {Tok::Percent, BinOp::Rem}, {Tok::Lt, BinOp::Lt}, {Tok::Le, BinOp::Le},
       {Tok::Gt, BinOp::Gt}, {Tok::Ge, BinOp::Ge}, {Tok::EqEq, BinOp::Eq},
-      {Tok::Ne, BinOp::Ne}, {Tok::AndAnd, BinOp::And}, {Tok::OrOr, BinOp::Or}};
+      {Tok::Ne, BinOp::Ne}, {Tok::AndAnd, BinOp::And}, {Tok::OrOr, BinOp::Or},
+      {Tok::Amp, BinOp::BitAnd}, {Tok::Pipe, BinOp::BitOr},
+      {Tok::Caret, BinOp::BitXor}, {Tok::Shl, BinOp::Shl},
+      {Tok::Shr, BinOp::Shr}};
   BinOp op = BinOp::Add;
   for (auto [t, o] : table)
     if (t == e.op)
@@ -185,5 +190,5 @@ FailureOr<Val> MLIRGen::genIndex(const IndexExpr &e) {
     v = mlir::tile::ExpandDimsOp::create(builder, loc(e.getLoc()), t, v,
                                          uint32_t(axis));
   }
-  return Val::of(v);
+  return Val::of(v, x->uns);
 }

@@ -65,8 +65,8 @@ mlir::FailureOr<mlir::Type> MLIRGen::resolveType(const TypeRef &t,
   FailureOr<Type> ty = typeByName(t.name);
   if (failed(ty))
     return error(t.loc) << "unknown type '" << t.name
-                        << "' (expected i1, bool, i32, i64, f16, bf16, f32, "
-                        << "f64 or ptr<T>)",
+                        << "' (expected i1, bool, i8, u8, i16, u16, i32, u32, "
+                        << "i64, u64, f16, bf16, f32, f64 or ptr<T>)",
            failure();
   return ty;
 }
@@ -103,7 +103,8 @@ mlir::FailureOr<Val> MLIRGen::parseDefine(const ConstParam &p, Val def,
   case Val::Type: {
     FailureOr<Type> t = typeByName(s);
     if (failed(t))
-      return bad("is a type; expected i1, i32, i64, f16, bf16, f32 or f64");
+      return bad("is a type; expected i1, i8, u8, i16, u16, i32, u32, i64, "
+                 "u64, f16, bf16, f32 or f64");
     return Val::ofType(*t);
   }
   default:
@@ -202,9 +203,12 @@ OwningOpRef<ModuleOp> MLIRGen::build(const FrontendOptions &options) {
     if (isa<TileType>(*t))
       return error(a.type.loc) << "kernel arguments must be scalars or "
                                << "pointers", nullptr;
-    argTypes.push_back(*t);
+    argTypes.push_back(*t); // a frontend type: made signless below
   }
-  auto fnType = builder.getFunctionType(argTypes, {});
+  SmallVector<Type> irArgTypes;
+  for (Type t : argTypes)
+    irArgTypes.push_back(signlessOf(t));
+  auto fnType = builder.getFunctionType(irArgTypes, {});
   auto func = func::FuncOp::create(builder, loc(k->loc), k->name, fnType);
   func->setAttr(mlir::tile::kKernelAttr, builder.getUnitAttr());
   func->setAttr(mlir::tile::kParamsAttr, params.getDictionary(&ctx));
@@ -215,8 +219,13 @@ OwningOpRef<ModuleOp> MLIRGen::build(const FrontendOptions &options) {
     entry->getArgument(i).setLoc(loc(a.loc));
     // The parameter's source name travels to the manifest.
     func.setArgAttr(i, "tile.name", builder.getStringAttr(a.name));
-    if (!declare(a.name, a.loc, Val::of(entry->getArgument(i)), false,
-                 "a kernel argument"))
+    // The IR is signless: an unsigned argument's source type travels to
+    // the manifest ("u32", "ptr<u8>").
+    if (isUnsignedType(argTypes[i]))
+      func.setArgAttr(i, "tile.type",
+                      builder.getStringAttr(describe(argTypes[i])));
+    if (!declare(a.name, a.loc, typed(entry->getArgument(i), argTypes[i]),
+                 false, "a kernel argument"))
       return nullptr;
   }
   builder.setInsertionPointToStart(entry);

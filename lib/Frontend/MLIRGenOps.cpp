@@ -35,8 +35,19 @@ static const char *opName(BinOp op) {
   case BinOp::Or: return "'||'";
   case BinOp::Max: return "max()";
   case BinOp::Min: return "min()";
+  case BinOp::BitAnd: return "'&'";
+  case BinOp::BitOr: return "'|'";
+  case BinOp::BitXor: return "'^'";
+  case BinOp::Shl: return "'<<'";
+  case BinOp::Shr: return "'>>'";
   }
   return "operator";
+}
+
+/// & | ^ << >>: integers only (not bools, not floats).
+static bool isBitOp(BinOp op) {
+  return op == BinOp::BitAnd || op == BinOp::BitOr || op == BinOp::BitXor ||
+         op == BinOp::Shl || op == BinOp::Shr;
 }
 
 static bool isCompare(BinOp op) {
@@ -70,6 +81,11 @@ static FailureOr<Val> fold(BinOp op, const Val &a, const Val &b,
   }
   if (op == BinOp::And || op == BinOp::Or)
     return err() << opName(op) << " needs bool operands", failure();
+  if (isBitOp(op) && (a.kind == Val::Float || b.kind == Val::Float))
+    return err() << opName(op) << " needs integer operands, got "
+                 << (a.kind == Val::Float ? "a float" : "an integer") << " and "
+                 << (b.kind == Val::Float ? "a float" : "an integer")
+                 << " constant", failure();
   if (a.kind == Val::Float || b.kind == Val::Float) {
     double x = a.kind == Val::Float ? a.f : double(a.i);
     double y = b.kind == Val::Float ? b.f : double(b.i);
@@ -104,6 +120,17 @@ static FailureOr<Val> fold(BinOp op, const Val &a, const Val &b,
       r = op == BinOp::Div ? x / y : x % y;
     break;
   case BinOp::Max: r = std::max(x, y); break;
+  case BinOp::BitAnd: r = x & y; break;
+  case BinOp::BitOr: r = x | y; break;
+  case BinOp::BitXor: r = x ^ y; break;
+  case BinOp::Shl:
+  case BinOp::Shr:
+    if (y < 0 || y > 63)
+      return err() << "shift amount " << y << " out of range [0, 63] in a "
+                   << "compile-time expression", failure();
+    r = op == BinOp::Shr ? x >> y : int64_t(uint64_t(x) << y);
+    overflow = op == BinOp::Shl && (r >> y) != x;
+    break;
   default: r = std::min(x, y); break;
   }
   if (overflow)
@@ -122,8 +149,10 @@ static tl::CmpPredicate tilePred(BinOp op) {
   }
 }
 
-/// The scalar form of `op` on two values of one type.
-static Value scalarOp(OpBuilder &b, Location l, BinOp op, Value x, Value y) {
+/// The scalar form of `op` on two values of one type; `uns`: unsigned
+/// integers.
+static Value scalarOp(OpBuilder &b, Location l, BinOp op, Value x, Value y,
+                      bool uns) {
   bool isF = isa<FloatType>(x.getType());
   if (isCompare(op)) {
     if (isF) {
@@ -132,12 +161,28 @@ static Value scalarOp(OpBuilder &b, Location l, BinOp op, Value x, Value y) {
                                   arith::CmpFPredicate::OEQ, arith::CmpFPredicate::UNE};
       return arith::CmpFOp::create(b, l, p[int(op) - int(BinOp::Lt)], x, y);
     }
-    arith::CmpIPredicate p[] = {arith::CmpIPredicate::slt, arith::CmpIPredicate::sle,
-                                arith::CmpIPredicate::sgt, arith::CmpIPredicate::sge,
-                                arith::CmpIPredicate::eq, arith::CmpIPredicate::ne};
-    return arith::CmpIOp::create(b, l, p[int(op) - int(BinOp::Lt)], x, y);
+    using P = arith::CmpIPredicate;
+    P p[] = {P::slt, P::sle, P::sgt, P::sge, P::eq, P::ne};
+    P u[] = {P::ult, P::ule, P::ugt, P::uge, P::eq, P::ne};
+    return arith::CmpIOp::create(b, l, (uns ? u : p)[int(op) - int(BinOp::Lt)],
+                                 x, y);
+  }
+  if (uns) {
+    switch (op) {
+    case BinOp::Div: return arith::DivUIOp::create(b, l, x, y);
+    case BinOp::Rem: return arith::RemUIOp::create(b, l, x, y);
+    case BinOp::Max: return arith::MaxUIOp::create(b, l, x, y);
+    case BinOp::Min: return arith::MinUIOp::create(b, l, x, y);
+    case BinOp::Shr: return arith::ShRUIOp::create(b, l, x, y);
+    default: break;
+    }
   }
   switch (op) {
+  case BinOp::BitAnd: return arith::AndIOp::create(b, l, x, y);
+  case BinOp::BitOr: return arith::OrIOp::create(b, l, x, y);
+  case BinOp::BitXor: return arith::XOrIOp::create(b, l, x, y);
+  case BinOp::Shl: return arith::ShLIOp::create(b, l, x, y);
+  case BinOp::Shr: return arith::ShRSIOp::create(b, l, x, y);
   case BinOp::Add: return isF ? Value(arith::AddFOp::create(b, l, x, y)) : Value(arith::AddIOp::create(b, l, x, y));
   case BinOp::Sub: return isF ? Value(arith::SubFOp::create(b, l, x, y)) : Value(arith::SubIOp::create(b, l, x, y));
   case BinOp::Mul: return isF ? Value(arith::MulFOp::create(b, l, x, y)) : Value(arith::MulIOp::create(b, l, x, y));
@@ -150,13 +195,33 @@ static Value scalarOp(OpBuilder &b, Location l, BinOp op, Value x, Value y) {
   }
 }
 
-/// The tile form of `op` on two tiles of one type.
-static Value tileOp(OpBuilder &b, Location l, BinOp op, Value x, Value y) {
+/// The tile form of `op` on two tiles of one type; `uns`: unsigned integers.
+static Value tileOp(OpBuilder &b, Location l, BinOp op, Value x, Value y,
+                    bool uns) {
   auto t = cast<TileType>(x.getType());
-  if (isCompare(op))
-    return tl::CmpOp::create(b, l, t.withElementType(b.getI1Type()),
-                             tilePred(op), x, y);
+  if (isCompare(op)) {
+    tl::CmpPredicate p = tilePred(op);
+    if (uns && p >= tl::CmpPredicate::lt)
+      p = tl::CmpPredicate(int(p) - int(tl::CmpPredicate::lt) +
+                           int(tl::CmpPredicate::ult));
+    return tl::CmpOp::create(b, l, t.withElementType(b.getI1Type()), p, x, y);
+  }
+  if (uns) {
+    switch (op) {
+    case BinOp::Div: return tl::DivUOp::create(b, l, t, x, y);
+    case BinOp::Rem: return tl::RemUOp::create(b, l, t, x, y);
+    case BinOp::Max: return tl::MaxUOp::create(b, l, t, x, y);
+    case BinOp::Min: return tl::MinUOp::create(b, l, t, x, y);
+    case BinOp::Shr: return tl::ShrUOp::create(b, l, t, x, y);
+    default: break;
+    }
+  }
   switch (op) {
+  case BinOp::BitAnd: return tl::AndOp::create(b, l, t, x, y);
+  case BinOp::BitOr: return tl::OrOp::create(b, l, t, x, y);
+  case BinOp::BitXor: return tl::XOrOp::create(b, l, t, x, y);
+  case BinOp::Shl: return tl::ShlOp::create(b, l, t, x, y);
+  case BinOp::Shr: return tl::ShrSOp::create(b, l, t, x, y);
   case BinOp::Add: return tl::AddOp::create(b, l, t, x, y);
   case BinOp::Sub: return tl::SubOp::create(b, l, t, x, y);
   case BinOp::Mul: return tl::MulOp::create(b, l, t, x, y);
@@ -195,9 +260,9 @@ FailureOr<Val> MLIRGen::genBinary(BinOp op, Val a, Val b, SrcLoc l) {
                       << "got " << describe(a) << " " << opName(op) << " "
                       << describe(b), failure();
     const Val &p = isPtrTyped(a) ? a : b, &o = isPtrTyped(a) ? b : a;
-    Type ot = o.isRuntime() ? getElementTypeOrSelf(o.value.getType())
+    Type ot = o.isRuntime() ? feElem(o)
                             : (o.kind == Val::Int ? defaultType(o) : Type());
-    if (!ot || !(ot.isInteger(32) || ot.isInteger(64)))
+    if (!ot || !(ot.isSignlessInteger(32) || ot.isSignlessInteger(64)))
       return error(l) << "pointer offsets must be i32 or i64 integers, got "
                       << describe(o), failure();
     Type pt = getElementTypeOrSelf(p.value.getType());
@@ -205,35 +270,44 @@ FailureOr<Val> MLIRGen::genBinary(BinOp op, Val a, Val b, SrcLoc l) {
       FailureOr<Value> off = materialize(o, ot, l);
       if (failed(off))
         return failure();
-      return Val::of(tl::AddPtrOp::create(builder, loc(l), pt, p.value, *off));
+      return Val::of(tl::AddPtrOp::create(builder, loc(l), pt, p.value, *off),
+                     p.uns);
     }
     auto shape = broadcastShapes(shapeOf(p), shapeOf(o), l, "pointer '+'");
     if (failed(shape))
       return failure();
-    FailureOr<Value> pv = toTile(p, *shape, pt, l);
+    FailureOr<Value> pv = toTile(p, *shape, feElem(p), l);
     FailureOr<Value> ov = failed(pv) ? FailureOr<Value>(failure()) : toTile(o, *shape, ot, l);
     if (failed(ov))
       return failure();
     return Val::of(tl::AddPtrOp::create(builder, loc(l),
-                                        TileType::get(*shape, pt), *pv, *ov));
+                                        TileType::get(*shape, pt), *pv, *ov),
+                   p.uns);
   }
 
   FailureOr<Type> elem = commonElemType(a, b, l, opName(op));
   if (failed(elem))
     return failure();
   bool isBool = elem->isInteger(1);
+  if (isBitOp(op) && (isBool || !elem->isInteger()))
+    return error(l) << opName(op) << " needs integer operands, got "
+                    << describe(*elem)
+                    << (isBool ? " (use &&, || and ! on bools)" : ""),
+           failure();
   if ((op == BinOp::And || op == BinOp::Or) != isBool)
     return error(l) << (isBool ? "arithmetic and comparisons are not defined "
                                  "on bool values; use &&, || and !"
                                : "needs bool operands")
                     << " (" << opName(op) << " on " << describe(*elem) << ")",
            failure();
+  bool uns = isUnsignedType(*elem);
+  Type resElem = isCompare(op) ? Type(builder.getI1Type()) : *elem;
   if (shapeOf(a).empty() && shapeOf(b).empty()) {
     FailureOr<Value> x = materialize(a, *elem, l);
     FailureOr<Value> y = failed(x) ? FailureOr<Value>(failure()) : materialize(b, *elem, l);
     if (failed(y))
       return failure();
-    return Val::of(scalarOp(builder, loc(l), op, *x, *y));
+    return typed(scalarOp(builder, loc(l), op, *x, *y, uns), resElem);
   }
   auto shape = broadcastShapes(shapeOf(a), shapeOf(b), l, opName(op));
   if (failed(shape))
@@ -242,7 +316,7 @@ FailureOr<Val> MLIRGen::genBinary(BinOp op, Val a, Val b, SrcLoc l) {
   FailureOr<Value> y = failed(x) ? FailureOr<Value>(failure()) : toTile(b, *shape, *elem, l);
   if (failed(y))
     return failure();
-  return Val::of(tileOp(builder, loc(l), op, *x, *y));
+  return typed(tileOp(builder, loc(l), op, *x, *y, uns), resElem);
 }
 
 FailureOr<Val> MLIRGen::genSelect(Val c, Val a, Val b, SrcLoc l) {
@@ -265,7 +339,8 @@ FailureOr<Val> MLIRGen::genSelect(Val c, Val a, Val b, SrcLoc l) {
     FailureOr<Value> y = failed(x) ? FailureOr<Value>(failure()) : materialize(b, *elem, l);
     if (failed(y))
       return failure();
-    return Val::of(arith::SelectOp::create(builder, loc(l), c.value, *x, *y));
+    return typed(arith::SelectOp::create(builder, loc(l), c.value, *x, *y),
+                 *elem);
   }
   auto s1 = broadcastShapes(shapeOf(c), shapeOf(a), l, "a select");
   if (failed(s1))
@@ -278,8 +353,10 @@ FailureOr<Val> MLIRGen::genSelect(Val c, Val a, Val b, SrcLoc l) {
   FailureOr<Value> y = failed(x) ? FailureOr<Value>(failure()) : toTile(b, *shape, *elem, l);
   if (failed(y))
     return failure();
-  return Val::of(tl::WhereOp::create(builder, loc(l),
-                                     TileType::get(*shape, *elem), *cv, *x, *y));
+  return typed(tl::WhereOp::create(builder, loc(l),
+                                   TileType::get(*shape, signlessOf(*elem)),
+                                   *cv, *x, *y),
+               *elem);
 }
 
 /// fma(a, b, c) = a * b + c rounded once: floats only, broadcast like a
@@ -334,8 +411,10 @@ FailureOr<Val> MLIRGen::genFma(Val a, Val b, Val c, SrcLoc l) {
                                    t[0], t[1], t[2]));
 }
 
-/// Scalar conversion between i1/i32/i64/f16/bf16/f32/f64 (signed ints).
-static Value scalarCast(OpBuilder &b, Location l, Value x, Type to) {
+/// Scalar conversion between integer and float types (signless IR types);
+/// `uns` makes the integer side unsigned: the source of an int-to-int or
+/// int-to-float conversion, the result of a float-to-int one.
+static Value scalarCast(OpBuilder &b, Location l, Value x, Type to, bool uns) {
   Type from = x.getType();
   if (from == to)
     return x;
@@ -350,16 +429,21 @@ static Value scalarCast(OpBuilder &b, Location l, Value x, Type to) {
     return arith::CmpIOp::create(b, l, arith::CmpIPredicate::ne, x, zero);
   }
   if (!fromF && !toF) {
+    if (fw == tw)
+      return x;
     if (fw < tw)
-      return from.isInteger(1) ? Value(arith::ExtUIOp::create(b, l, to, x))
-                               : Value(arith::ExtSIOp::create(b, l, to, x));
+      return from.isInteger(1) || uns
+                 ? Value(arith::ExtUIOp::create(b, l, to, x))
+                 : Value(arith::ExtSIOp::create(b, l, to, x));
     return arith::TruncIOp::create(b, l, to, x);
   }
   if (!fromF)
-    return from.isInteger(1) ? Value(arith::UIToFPOp::create(b, l, to, x))
-                             : Value(arith::SIToFPOp::create(b, l, to, x));
+    return from.isInteger(1) || uns
+               ? Value(arith::UIToFPOp::create(b, l, to, x))
+               : Value(arith::SIToFPOp::create(b, l, to, x));
   if (!toF)
-    return arith::FPToSIOp::create(b, l, to, x);
+    return uns ? Value(arith::FPToUIOp::create(b, l, to, x))
+               : Value(arith::FPToSIOp::create(b, l, to, x));
   if (fw < tw)
     return arith::ExtFOp::create(b, l, to, x);
   if (fw > tw)
@@ -391,17 +475,25 @@ FailureOr<Val> MLIRGen::genCast(Val x, Type to, SrcLoc l) {
     FailureOr<Value> v = materialize(c, to, l);
     if (failed(v))
       return failure();
-    return Val::of(*v);
+    return typed(*v, to);
   }
   Type t = x.value.getType();
   if (isa<PtrType>(getElementTypeOrSelf(t)))
     return error(l) << "cannot cast " << describe(x) << " to " << describe(to),
            failure();
+  // The integer side whose signedness matters: the source unless the
+  // source is a float.
+  bool uns = isa<FloatType>(getElementTypeOrSelf(t)) ? isUnsignedType(to)
+                                                     : x.uns;
+  Type irTo = signlessOf(to);
   if (auto tt = dyn_cast<TileType>(t)) {
-    if (tt.getElementType() == to)
-      return x;
-    return Val::of(tl::CastOp::create(builder, loc(l), tt.withElementType(to),
-                                      x.value));
+    if (tt.getElementType() == irTo) // same bits (i32 <-> u32): no op
+      return typed(x.value, to);
+    auto c = tl::CastOp::create(builder, loc(l), tt.withElementType(irTo),
+                                x.value);
+    if (uns && !irTo.isInteger(1))
+      c.setIsUnsigned(true);
+    return typed(c, to);
   }
-  return Val::of(scalarCast(builder, loc(l), x.value, to));
+  return typed(scalarCast(builder, loc(l), x.value, irTo, uns), to);
 }

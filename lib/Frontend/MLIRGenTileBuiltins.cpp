@@ -31,7 +31,9 @@ FailureOr<Val> MLIRGen::genMemory(const CallExpr &e, Slots s) {
       d << " (add an offset tile, e.g. p + iota(N))";
     return failure();
   }
-  Type pointee = cast<PtrType>(pt.getElementType()).getPointeeType();
+  // The pointee's frontend type (u32 for ptr<u32>); the IR's is signless.
+  Type pointee = withSignedness(
+      cast<PtrType>(pt.getElementType()).getPointeeType(), p->uns);
   unsigned maskSlot = isLoad ? 1 : 2, valueSlot = isLoad ? 2 : 1;
   SmallVector<int64_t> shape(pt.getShape());
 
@@ -62,11 +64,9 @@ FailureOr<Val> MLIRGen::genMemory(const CallExpr &e, Slots s) {
     if (v->kind == Val::Type)
       return error(s[valueSlot]->loc) << what << " must be a value, got "
                                       << describe(*v), failure();
-    if (v->isRuntime() &&
-        getElementTypeOrSelf(v->value.getType()) != pointee)
+    if (v->isRuntime() && feElem(*v) != pointee)
       return error(s[valueSlot]->loc)
-                 << what << " has element type "
-                 << describe(getElementTypeOrSelf(v->value.getType()))
+                 << what << " has element type " << describe(feElem(*v))
                  << " but the pointee type is " << describe(pointee)
                  << "; cast it, e.g. " << describe(pointee) << "(x)",
              failure();
@@ -81,7 +81,7 @@ FailureOr<Val> MLIRGen::genMemory(const CallExpr &e, Slots s) {
     return error(s[0]->loc) << "atomic_add needs numeric pointees, got "
                             << describe(pt), failure();
 
-  FailureOr<Value> ptrs = toTile(*p, shape, pt.getElementType(), e.getLoc());
+  FailureOr<Value> ptrs = toTile(*p, shape, feElem(*p), e.getLoc());
   if (failed(ptrs))
     return failure();
   Value maskV, valueV;
@@ -98,14 +98,16 @@ FailureOr<Val> MLIRGen::genMemory(const CallExpr &e, Slots s) {
     valueV = *v;
   }
   Location l = loc(e.getLoc());
-  auto rt = TileType::get(shape, pointee);
+  auto rt = TileType::get(shape, signlessOf(pointee));
   if (isLoad)
-    return Val::of(tl::LoadOp::create(builder, l, rt, *ptrs, maskV, valueV));
+    return typed(tl::LoadOp::create(builder, l, rt, *ptrs, maskV, valueV),
+                 pointee);
   if (n == "store") {
     tl::StoreOp::create(builder, l, *ptrs, valueV, maskV);
     return Val();
   }
-  return Val::of(tl::AtomicAddOp::create(builder, l, rt, *ptrs, valueV, maskV));
+  return typed(tl::AtomicAddOp::create(builder, l, rt, *ptrs, valueV, maskV),
+               pointee);
 }
 
 /// dot(a, b, acc, allow_tf32): [M, K] x [K, N] + [M, N] in f32.
@@ -184,6 +186,10 @@ FailureOr<Val> MLIRGen::genReduce(const CallExpr &e, Slots s) {
   if (!t || el.isInteger(1) || isa<PtrType>(el))
     return error(s[0]->loc) << "'" << e.callee << "' needs a numeric tile, got "
                             << describe(*x), failure();
+  if (x->uns && e.callee != "reduce_sum")
+    return error(s[0]->loc) << "'" << e.callee << "' of unsigned tiles is not "
+                            << "supported (got " << describe(*x) << ")",
+           failure();
   int64_t rank = t.getRank();
   if (!s[1] && rank == 1)
     return genReduceToScalar(e, *x);
@@ -206,5 +212,6 @@ FailureOr<Val> MLIRGen::genReduce(const CallExpr &e, Slots s) {
                                                    : tl::ReduceKind::Min;
   return Val::of(tl::ReduceOp::create(builder, loc(e.getLoc()),
                                       TileType::get(shape, el), kind, x->value,
-                                      uint32_t(ax)));
+                                      uint32_t(ax)),
+                 x->uns);
 }

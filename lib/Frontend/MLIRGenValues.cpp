@@ -24,6 +24,8 @@ std::string MLIRGen::describe(Type t) {
     os << "]";
   } else if (auto p = dyn_cast<PtrType>(t)) {
     os << "ptr<" << describe(p.getPointeeType()) << ">";
+  } else if (auto i = dyn_cast<IntegerType>(t); i && i.isUnsigned()) {
+    os << "u" << i.getWidth();
   } else {
     t.print(os);
   }
@@ -43,7 +45,7 @@ std::string MLIRGen::describe(const Val &v) {
   case Val::Type: return "type " + describe(v.type);
   case Val::Runtime:
     return (isa<TileType>(v.value.getType()) ? "tile " : "scalar ") +
-           describe(v.value.getType());
+           describe(feType(v));
   case Val::None: return "no value";
   }
   return "value";
@@ -74,7 +76,7 @@ Type MLIRGen::defaultType(const Val &v) {
                                         : builder.getI64Type();
   case Val::Float: return builder.getF32Type();
   case Val::Bool: return builder.getI1Type();
-  case Val::Runtime: return getElementTypeOrSelf(v.value.getType());
+  case Val::Runtime: return feElem(v);
   default: return {};
   }
 }
@@ -82,11 +84,14 @@ Type MLIRGen::defaultType(const Val &v) {
 FailureOr<TypedAttr> MLIRGen::constAttr(const Val &v, Type t, SrcLoc l) {
   if (v.kind == Val::Int && t.isInteger() && !t.isInteger(1)) {
     unsigned w = t.getIntOrFloatBitWidth();
-    if (w < 64 && (v.i < -(int64_t(1) << (w - 1)) ||
-                   v.i >= (int64_t(1) << (w - 1))))
+    bool fits = isUnsignedType(t)
+                    ? v.i >= 0 && (w == 64 || v.i < (int64_t(1) << w))
+                    : w == 64 || (v.i >= -(int64_t(1) << (w - 1)) &&
+                                  v.i < (int64_t(1) << (w - 1)));
+    if (!fits)
       return error(l) << "integer constant " << v.i << " does not fit in "
                       << describe(t), failure();
-    return TypedAttr(builder.getIntegerAttr(t, v.i));
+    return TypedAttr(builder.getIntegerAttr(signlessOf(t), v.i));
   }
   if ((v.kind == Val::Int || v.kind == Val::Float) && isa<FloatType>(t))
     return TypedAttr(builder.getFloatAttr(t, v.kind == Val::Int ? double(v.i) : v.f));
@@ -98,7 +103,7 @@ FailureOr<TypedAttr> MLIRGen::constAttr(const Val &v, Type t, SrcLoc l) {
 
 FailureOr<Value> MLIRGen::materialize(Val v, Type t, SrcLoc l) {
   if (v.isRuntime()) {
-    if (v.value.getType() == t)
+    if (feType(v) == t)
       return v.value;
     return error(l) << "expected a " << describe(t) << " value, got "
                     << describe(v), failure();
@@ -133,19 +138,20 @@ MLIRGen::broadcastShapes(ArrayRef<int64_t> a, ArrayRef<int64_t> b, SrcLoc l,
   return r;
 }
 
-FailureOr<Value> MLIRGen::toTile(Val v, ArrayRef<int64_t> shape, Type elem,
+FailureOr<Value> MLIRGen::toTile(Val v, ArrayRef<int64_t> shape, Type feElt,
                                  SrcLoc l) {
+  Type elem = signlessOf(feElt);
   auto type = TileType::get(shape, elem);
   if (!v.isRuntime()) {
-    FailureOr<TypedAttr> a = constAttr(v, elem, l);
+    FailureOr<TypedAttr> a = constAttr(v, feElt, l);
     if (failed(a))
       return failure();
     return mlir::tile::FullOp::create(builder, loc(l), type, *a).getResult();
   }
   Value x = v.value;
   auto tt = dyn_cast<TileType>(x.getType());
-  if (getElementTypeOrSelf(x.getType()) != elem)
-    return error(l) << "expected " << describe(elem) << " elements, got "
+  if (feElem(v) != feElt)
+    return error(l) << "expected " << describe(feElt) << " elements, got "
                     << describe(v), failure();
   if (!tt)
     return mlir::tile::SplatOp::create(builder, loc(l), type, x).getResult();
@@ -174,13 +180,12 @@ FailureOr<Value> MLIRGen::coerce(Val v, Type type, SrcLoc l, StringRef what) {
     return error(l) << what << " must be a value, got " << describe(v),
            failure();
   if (auto tt = dyn_cast<TileType>(type)) {
-    if (v.isRuntime() && getElementTypeOrSelf(v.value.getType()) !=
-                             tt.getElementType())
+    if (v.isRuntime() && feElem(v) != tt.getElementType())
       return error(l) << what << " must have " << describe(tt.getElementType())
                       << " elements, got " << describe(v), failure();
     return toTile(v, tt.getShape(), tt.getElementType(), l);
   }
-  if (v.isRuntime() && v.value.getType() != type)
+  if (v.isRuntime() && feType(v) != type)
     return error(l) << what << " must be a " << describe(type) << ", got "
                     << describe(v), failure();
   return materialize(v, type, l);
@@ -189,8 +194,7 @@ FailureOr<Value> MLIRGen::coerce(Val v, Type type, SrcLoc l, StringRef what) {
 /// The element type of a binary operation: constants adapt to the other
 /// operand; two run-time operands must agree.
 FailureOr<Type> MLIRGen::commonElemType(Val a, Val b, SrcLoc l, StringRef what) {
-  Type ea = a.isRuntime() ? getElementTypeOrSelf(a.value.getType()) : Type();
-  Type eb = b.isRuntime() ? getElementTypeOrSelf(b.value.getType()) : Type();
+  Type ea = feElem(a), eb = feElem(b);
   if (!ea && !eb) {
     if (a.kind == Val::Bool && b.kind == Val::Bool)
       return Type(builder.getI1Type());

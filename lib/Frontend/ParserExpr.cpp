@@ -1,7 +1,9 @@
 //===- ParserExpr.cpp - expressions ---------------------------------------===//
 //
-// Precedence, loosest first (as in C): ?: || && (== !=) (< <= > >=) (+ -)
-// (* / %) unary(- !) postfix([...]) primary.
+// Precedence, loosest first: ?: || && (== !=) (< <= > >=) | ^ & (<< >>)
+// (+ -) (* / %) unary(- ! ~) postfix([...]) primary. As in C except that
+// the bitwise operators bind tighter than comparisons (as in Python, Rust
+// and Go), so `x & MASK == 0` is `(x & MASK) == 0`.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Frontend/Parser.h"
@@ -43,8 +45,12 @@ static int precedence(Tok k) {
   case Tok::AndAnd: return 2;
   case Tok::EqEq: case Tok::Ne: return 3;
   case Tok::Lt: case Tok::Le: case Tok::Gt: case Tok::Ge: return 4;
-  case Tok::Plus: case Tok::Minus: return 5;
-  case Tok::Star: case Tok::Slash: case Tok::Percent: return 6;
+  case Tok::Pipe: return 5;
+  case Tok::Caret: return 6;
+  case Tok::Amp: return 7;
+  case Tok::Shl: case Tok::Shr: return 8;
+  case Tok::Plus: case Tok::Minus: return 9;
+  case Tok::Star: case Tok::Slash: case Tok::Percent: return 10;
   default: return -1;
   }
 }
@@ -78,9 +84,9 @@ bool Parser::parseBinary(ExprPtr &e, int minPrec) {
   return ok;
 }
 
-/// unary ::= ('-' | '!') unary | postfix
+/// unary ::= ('-' | '!' | '~') unary | postfix
 bool Parser::parseUnary(ExprPtr &e) {
-  if (!at(Tok::Minus) && !at(Tok::Not))
+  if (!at(Tok::Minus) && !at(Tok::Not) && !at(Tok::Tilde))
     return parsePostfix(e);
   Tok op = cur().kind;
   SrcLoc loc = cur().loc;

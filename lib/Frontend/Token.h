@@ -30,6 +30,7 @@ enum class Tok {
   // Operators.
   Plus, Minus, Star, Slash, Percent,
   Lt, Le, Gt, Ge, EqEq, Ne, AndAnd, OrOr, Not,
+  Amp, Pipe, Caret, Tilde, Shl, Shr,
   Assign, PlusAssign, MinusAssign, StarAssign, SlashAssign,
 };
 

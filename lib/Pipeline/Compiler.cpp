@@ -57,6 +57,8 @@ std::string sourceTypeName(mlir::Type t) {
   }
   if (t.isInteger(1))
     return "bool";
+  if (t.isUnsignedInteger()) // a type parameter such as T = u32
+    return "u" + std::to_string(t.getIntOrFloatBitWidth());
   os << t;
   return s;
 }
@@ -71,8 +73,10 @@ void describeKernel(mlir::ModuleOp module, Manifest &m) {
     m.persistent = mlir::tile::getSchedule(fn).getPersistent();
     for (auto [i, t] : llvm::enumerate(fn.getArgumentTypes())) {
       auto name = fn.getArgAttrOfType<mlir::StringAttr>(i, "tile.name");
+      // Unsigned arguments carry their source type (the IR is signless).
+      auto srcType = fn.getArgAttrOfType<mlir::StringAttr>(i, "tile.type");
       m.params.push_back({name ? name.str() : "arg" + std::to_string(i),
-                          sourceTypeName(t),
+                          srcType ? srcType.str() : sourceTypeName(t),
                           llvm::isa<mlir::tile::PtrType>(t)
                               ? int(mlir::tile::kPointerArgAlignment)
                               : 0});
@@ -88,7 +92,7 @@ void describeKernel(mlir::ModuleOp module, Manifest &m) {
         else if (auto f = llvm::dyn_cast<mlir::FloatAttr>(a.getValue()))
           os << f.getValueAsDouble();
         else if (auto ty = llvm::dyn_cast<mlir::TypeAttr>(a.getValue()))
-          os << ty.getValue();
+          os << sourceTypeName(ty.getValue());
         else
           os << a.getValue();
         m.constants[a.getName().str()] = v;

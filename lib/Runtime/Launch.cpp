@@ -39,6 +39,20 @@ KernelArg KernelArg::float32(float v) {
   return a;
 }
 
+KernelArg KernelArg::uint32(std::uint32_t v) {
+  KernelArg a;
+  a.kind = Kind::U32;
+  a.value.u32 = v;
+  return a;
+}
+
+KernelArg KernelArg::uint64(std::uint64_t v) {
+  KernelArg a;
+  a.kind = Kind::U64;
+  a.value.u64 = v;
+  return a;
+}
+
 std::string KernelArg::typeName() const {
   switch (kind) {
   case Kind::Pointer:
@@ -49,6 +63,10 @@ std::string KernelArg::typeName() const {
     return "i64";
   case Kind::F32:
     return "f32";
+  case Kind::U32:
+    return "u32";
+  case Kind::U64:
+    return "u64";
   }
   return "?";
 }

@@ -30,7 +30,9 @@ namespace {
 bool isElementwise(Operation *op) {
   return isa<AddOp, SubOp, MulOp, DivOp, RemOp, MaxOp, MinOp, AndOp, OrOp,
              XOrOp, ExpOp, Exp2Op, LogOp, Log2Op, SqrtOp, RsqrtOp, TanhOp,
-             AbsOp, NegOp, CmpOp, WhereOp, FmaOp, CastOp, AddPtrOp, LoadOp>(op);
+             AbsOp, NegOp, CmpOp, WhereOp, FmaOp, CastOp, AddPtrOp, LoadOp,
+             DivUOp, RemUOp, MaxUOp, MinUOp, ShlOp, ShrSOp, ShrUOp, MulHiUOp,
+             BitcastOp>(op);
 }
 
 bool isLeaf(Operation *op) { return isa<FullOp, IotaOp, SplatOp>(op); }

@@ -599,8 +599,8 @@ func.func @cmp_result_type(%a: !tile.tile<64xi32>) {
 // -----
 
 func.func @cmp_predicate(%a: !tile.tile<64xi32>) {
-  // expected-error @+1 {{expected string or keyword containing one of the following enum values for attribute 'predicate' [eq, ne, lt, le, gt, ge]}}
-  %0 = tile.cmp ult %a, %a : !tile.tile<64xi32> -> !tile.tile<64xi1>
+  // expected-error @+1 {{expected string or keyword containing one of the following enum values for attribute 'predicate' [eq, ne, lt, le, gt, ge, ult, ule, ugt, uge]}}
+  %0 = tile.cmp slt %a, %a : !tile.tile<64xi32> -> !tile.tile<64xi1>
   return
 }
 
@@ -772,5 +772,37 @@ func.func @tma_store_base(%p: !tile.ptr<bf16>, %n: i32, %v: !tile.tile<64x64xbf1
   %q = tile.addptr %p, %n : !tile.ptr<bf16>, i32
   // expected-error @+1 {{'tile.tma_store' op base must be a pointer argument of the kernel}}
   tile.tma_store %q, %n, %v {slot = 0 : i64, inner_dim = 1 : i64, row_stride = 64 : i64} : !tile.ptr<bf16>, !tile.tile<64x64xbf16>
+  return
+}
+
+// -----
+
+func.func @bitcast_width(%a: !tile.tile<16xf32>) {
+  // expected-error @+1 {{'tile.bitcast' op cannot bitcast 'f32' to 'i16': bit widths differ}}
+  %0 = tile.bitcast %a : !tile.tile<16xf32> -> !tile.tile<16xi16>
+  return
+}
+
+// -----
+
+func.func @cmp_unsigned_float(%a: !tile.tile<16xf32>) {
+  // expected-error @+1 {{'tile.cmp' op unsigned predicate 'ult' needs integer operands}}
+  %0 = tile.cmp ult %a, %a : !tile.tile<16xf32> -> !tile.tile<16xi1>
+  return
+}
+
+// -----
+
+func.func @cast_unsigned_floats(%a: !tile.tile<16xf32>) {
+  // expected-error @+1 {{'tile.cast' op 'is_unsigned' needs an integer source or result}}
+  %0 = tile.cast %a {is_unsigned} : !tile.tile<16xf32> -> !tile.tile<16xf16>
+  return
+}
+
+// -----
+
+func.func @shift_float(%a: !tile.tile<16xf32>) {
+  // expected-error @+1 {{'tile.shl' op operand #0 must be tile of}}
+  %0 = tile.shl %a, %a : !tile.tile<16xf32>
   return
 }

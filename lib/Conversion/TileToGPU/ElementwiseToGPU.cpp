@@ -214,7 +214,8 @@ struct CmpLowering : TilePattern<CmpOp> {
                                            a.getRhs());
     } else {
       using P = arith::CmpIPredicate;
-      P ip[] = {P::eq, P::ne, P::slt, P::sle, P::sgt, P::sge};
+      P ip[] = {P::eq, P::ne, P::slt, P::sle, P::sgt, P::sge,
+                P::ult, P::ule, P::ugt, P::uge};
       rw.replaceOpWithNewOp<arith::CmpIOp>(op, ip[int(p)], a.getLhs(),
                                            a.getRhs());
     }
@@ -257,6 +258,7 @@ struct CastLowering : TilePattern<CastOp> {
     auto vt = vecOf(getTypeConverter(), op.getType());
     Value x = a.getSrc();
     bool fFrom = isa<FloatType>(from), fTo = isa<FloatType>(to);
+    bool uns = op.getIsUnsigned();
     Value r;
     if (fFrom && fTo) {
       unsigned wf = from.getIntOrFloatBitWidth(), wt = to.getIntOrFloatBitWidth();
@@ -272,12 +274,15 @@ struct CastLowering : TilePattern<CastOp> {
       else
         r = arith::TruncFOp::create(rw, loc, vt, x);
     } else if (!fFrom && fTo) {
-      r = from.isInteger(1) ? Value(arith::UIToFPOp::create(rw, loc, vt, x))
-                            : Value(arith::SIToFPOp::create(rw, loc, vt, x));
+      r = from.isInteger(1) || uns
+              ? Value(arith::UIToFPOp::create(rw, loc, vt, x))
+              : Value(arith::SIToFPOp::create(rw, loc, vt, x));
     } else if (fFrom && !fTo) {
       if (to.isInteger(1)) {
         Value zero = arith::ConstantOp::create(rw, loc, rw.getZeroAttr(x.getType()));
         r = arith::CmpFOp::create(rw, loc, arith::CmpFPredicate::UNE, x, zero);
+      } else if (uns) {
+        r = arith::FPToUIOp::create(rw, loc, vt, x);
       } else {
         r = arith::FPToSIOp::create(rw, loc, vt, x);
       }
@@ -286,7 +291,7 @@ struct CastLowering : TilePattern<CastOp> {
       if (to.isInteger(1)) {
         Value zero = arith::ConstantOp::create(rw, loc, rw.getZeroAttr(x.getType()));
         r = arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::ne, x, zero);
-      } else if (from.isInteger(1)) {
+      } else if (from.isInteger(1) || (uns && wf < wt)) {
         r = arith::ExtUIOp::create(rw, loc, vt, x);
       } else if (wf < wt) {
         r = arith::ExtSIOp::create(rw, loc, vt, x);

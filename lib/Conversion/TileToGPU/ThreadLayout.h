@@ -179,6 +179,8 @@ std::optional<LogicalResult> lowerDotToWgmma(DotOp op, Value a, Value b,
 /// Adds the patterns of each file.
 void populateElementwisePatterns(TypeConverter &tc, RewritePatternSet &p,
                                  LoweringState &s);
+void populateIntPatterns(TypeConverter &tc, RewritePatternSet &p,
+                         LoweringState &s);
 void populateMemoryPatterns(TypeConverter &tc, RewritePatternSet &p,
                             LoweringState &s);
 void populateLayoutOpPatterns(TypeConverter &tc, RewritePatternSet &p,

@@ -272,6 +272,7 @@ struct ConvertTileToGPUPass
                                                                      tc);
     scf::populateSCFStructuralTypeConversionsAndLegality(tc, patterns, target);
     populateElementwisePatterns(tc, patterns, state);
+    populateIntPatterns(tc, patterns, state);
     populateMemoryPatterns(tc, patterns, state);
     populateLayoutOpPatterns(tc, patterns, state);
     populateDotPatterns(tc, patterns, state);
