@@ -3,7 +3,8 @@
 // Control flow on run-time scalars, in structured form:
 //  - `if c { } else { }` with a run-time i1 `c` is an scf.if; every outer
 //    `var` assigned in a branch becomes a result of the scf.if (the other
-//    branch yields the value it had before), and must keep one type.
+//    branch yields the value it had before), and must keep one type (its
+//    signedness included: a u32 `var` stays u32 after the `if`).
 //  - `while c { }` is an scf.while whose "before" region evaluates `c` on
 //    the loop-carried `var`s (those assigned in the body).
 //  - `return;` in a kernel: in the kernel body, or directly in a branch of
@@ -90,7 +91,8 @@ bool MLIRGen::genRuntimeIf(const IfStmt &s, Val c) {
 
   // One type per merged variable: the run-time types must agree; constants
   // adapt to it. A variable left the same constant by both branches stays
-  // a compile-time value.
+  // a compile-time value. `types` are frontend types (u32 stays u32); the
+  // scf.if's results are their signless IR forms.
   SmallVector<Type> types;
   SmallVector<Merged *> results;
   for (Merged &m : merged) {
@@ -103,12 +105,12 @@ bool MLIRGen::genRuntimeIf(const IfStmt &s, Val c) {
         continue;
       if (first < 0) {
         first = i;
-      } else if (vals[i]->value.getType() != vals[first]->value.getType()) {
+      } else if (feType(*vals[i]) != feType(*vals[first])) {
         return error(s.getLoc())
                    << "variable '" << m.name << "' is "
-                   << describe(vals[first]->value.getType()) << " "
+                   << describe(feType(*vals[first])) << " "
                    << where[first] << " but "
-                   << describe(vals[i]->value.getType()) << " " << where[i]
+                   << describe(feType(*vals[i])) << " " << where[i]
                    << "; a variable assigned in a run-time 'if' must keep "
                    << "its type",
                false;
@@ -122,7 +124,7 @@ bool MLIRGen::genRuntimeIf(const IfStmt &s, Val c) {
     }
     Type t;
     if (first >= 0) {
-      t = vals[first]->value.getType();
+      t = feType(*vals[first]);
     } else {
       FailureOr<Type> common = commonElemType(m.then, m.other, s.getLoc(),
                                               "variable '" + m.name + "'");
@@ -155,13 +157,16 @@ bool MLIRGen::genRuntimeIf(const IfStmt &s, Val c) {
     return true;
   // scf.if's results are fixed at creation: move the branches into one
   // with the merged types.
-  auto withResults = scf::IfOp::create(builder, l, types, *cond,
+  SmallVector<Type> irTypes;
+  for (Type t : types)
+    irTypes.push_back(signlessOf(t));
+  auto withResults = scf::IfOp::create(builder, l, irTypes, *cond,
                                        /*withElseRegion=*/true);
   withResults.getThenRegion().takeBody(ifOp.getThenRegion());
   withResults.getElseRegion().takeBody(ifOp.getElseRegion());
   ifOp.erase();
   for (auto [i, m] : llvm::enumerate(results))
-    lookup(m->name)->val = Val::of(withResults.getResult(i));
+    lookup(m->name)->val = typed(withResults.getResult(i), types[i]);
   return true;
 }
 
@@ -175,7 +180,8 @@ bool MLIRGen::genWhile(const WhileStmt &s) {
   collectAssigned(s.body, assigned);
   SmallVector<std::string> carried;
   SmallVector<Value> inits;
-  SmallVector<Type> types;
+  SmallVector<Type> types; // IR types of the carried values
+  SmallVector<bool> uns;   // and their signedness (Val::uns)
   SmallVector<Location> locs;
   for (llvm::StringRef name : assigned) {
     Binding *b = lookup(name);
@@ -187,6 +193,7 @@ bool MLIRGen::genWhile(const WhileStmt &s) {
     carried.push_back(name.str());
     inits.push_back(*v);
     types.push_back(v->getType());
+    uns.push_back(b->val.isRuntime() && b->val.uns);
     locs.push_back(loc(s.getLoc()));
   }
   Location l = loc(s.getLoc());
@@ -196,7 +203,7 @@ bool MLIRGen::genWhile(const WhileStmt &s) {
   builder.setInsertionPointAfter(whileOp);
   auto bindArgs = [&](Block *block) {
     for (auto [i, name] : llvm::enumerate(carried))
-      lookup(name)->val = Val::of(block->getArgument(i));
+      lookup(name)->val = Val::of(block->getArgument(i), uns[i]);
   };
 
   {
@@ -230,14 +237,15 @@ bool MLIRGen::genWhile(const WhileStmt &s) {
     SmallVector<Value> yields;
     for (auto [i, name] : llvm::enumerate(carried)) {
       Binding *b = lookup(name);
-      if (b->val.isRuntime() && b->val.value.getType() != types[i])
+      Type want = withSignedness(types[i], uns[i]);
+      if (b->val.isRuntime() && feType(b->val) != want)
         return error(s.getLoc())
                    << "loop-carried variable '" << name << "' changes type "
-                   << "in the loop body: " << describe(types[i])
-                   << " before the loop, " << describe(b->val.value.getType())
+                   << "in the loop body: " << describe(want)
+                   << " before the loop, " << describe(feType(b->val))
                    << " after an iteration",
                false;
-      FailureOr<Value> v = coerce(b->val, types[i], s.getLoc(),
+      FailureOr<Value> v = coerce(b->val, want, s.getLoc(),
                                   "loop-carried variable '" + name + "'");
       if (failed(v))
         return false;
@@ -246,7 +254,7 @@ bool MLIRGen::genWhile(const WhileStmt &s) {
     scf::YieldOp::create(builder, l, yields);
   }
   for (auto [i, name] : llvm::enumerate(carried))
-    lookup(name)->val = Val::of(whileOp.getResult(i));
+    lookup(name)->val = Val::of(whileOp.getResult(i), uns[i]);
   return true;
 }
 

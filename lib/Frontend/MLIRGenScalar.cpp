@@ -6,7 +6,8 @@
 //    last axis, then take the one element (tile.to_scalar);
 //  - math builtins on run-time scalars: the tile op on a one-element tile,
 //    so scalars and tiles round alike (exp2 is ex2.approx.ftz in both);
-//  - an i32 operand meeting an i64 one is sign-extended to i64.
+//  - an i32 operand meeting an i64 one is sign-extended to i64; a u32 one
+//    is zero-extended (to i64, or to u64 when it meets a u64).
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Frontend/MLIRGen.h"
@@ -26,7 +27,9 @@ namespace tl = mlir::tile;
 FailureOr<Val> MLIRGen::genScalarMemory(const CallExpr &e, Slots s, Val ptr) {
   StringRef n = e.callee;
   bool isLoad = n == "load";
-  Type pointee = cast<PtrType>(ptr.value.getType()).getPointeeType();
+  // The pointee's frontend type (u32 for ptr<u32>); the IR's is signless.
+  Type pointee = withSignedness(
+      cast<PtrType>(ptr.value.getType()).getPointeeType(), ptr.uns);
   if (n == "atomic_add")
     return error(s[0]->loc) << "'atomic_add' needs a tile of pointers, got "
                             << describe(ptr) << " (add an offset tile, e.g. "
@@ -65,9 +68,9 @@ FailureOr<Val> MLIRGen::genScalarMemory(const CallExpr &e, Slots s, Val ptr) {
                  << describe(*v) << " (for a tile, add an offset tile to the "
                  << "pointer)",
              failure();
-    if (v->isRuntime() && v->value.getType() != pointee)
+    if (v->isRuntime() && feType(*v) != pointee)
       return error(s[valueSlot]->loc)
-                 << what << " has type " << describe(v->value.getType())
+                 << what << " has type " << describe(feType(*v))
                  << " but the pointee type is " << describe(pointee)
                  << "; cast it, e.g. " << describe(pointee) << "(x)",
              failure();
@@ -78,13 +81,15 @@ FailureOr<Val> MLIRGen::genScalarMemory(const CallExpr &e, Slots s, Val ptr) {
   }
   Location l = loc(e.getLoc());
   if (isLoad)
-    return Val::of(
-        tl::ScalarLoadOp::create(builder, l, pointee, ptr.value, mask, value));
+    return typed(tl::ScalarLoadOp::create(builder, l, signlessOf(pointee),
+                                          ptr.value, mask, value),
+                 pointee);
   tl::ScalarStoreOp::create(builder, l, ptr.value, value, mask);
   return Val();
 }
 
-/// reduce_max/sum/min of a 1-D tile: [N] -> [1, N] -> [1] -> scalar.
+/// reduce_max/sum/min of a 1-D tile: [N] -> [1, N] -> [1] -> scalar (an
+/// unsigned tile gives an unsigned scalar).
 FailureOr<Val> MLIRGen::genReduceToScalar(const CallExpr &e, Val x) {
   auto t = cast<TileType>(x.value.getType());
   Location l = loc(e.getLoc());
@@ -96,7 +101,7 @@ FailureOr<Val> MLIRGen::genReduceToScalar(const CallExpr &e, Val x) {
                                                    : tl::ReduceKind::Min;
   r = tl::ReduceOp::create(builder, l, TileType::get({1}, el), kind, r,
                            uint32_t(1));
-  return Val::of(tl::ToScalarOp::create(builder, l, el, r));
+  return Val::of(tl::ToScalarOp::create(builder, l, el, r), x.uns);
 }
 
 /// exp, exp2, log, log2, sqrt, rsqrt, tanh, abs of a run-time scalar.
@@ -108,6 +113,8 @@ FailureOr<Val> MLIRGen::genScalarMath(StringRef n, Val x, SrcLoc sl) {
     return error(sl) << "'" << n << "' needs a "
                      << (n == "abs" ? "numeric" : "float") << " value, got "
                      << describe(x), failure();
+  if (n == "abs" && x.uns)
+    return x; // |x| of an unsigned x, as for tiles
   if (n != "abs" && t.isF64())
     return error(sl) << "'" << n << "' does not support f64, got "
                      << describe(x), failure();
@@ -123,21 +130,28 @@ FailureOr<Val> MLIRGen::genScalarMath(StringRef n, Val x, SrcLoc sl) {
       .Case("rsqrt", [&] { return tl::RsqrtOp::create(builder, l, one, v); })
       .Case("tanh", [&] { return tl::TanhOp::create(builder, l, one, v); })
       .Default([&] { return tl::AbsOp::create(builder, l, one, v); })();
-  return Val::of(tl::ToScalarOp::create(builder, l, t, r));
+  return Val::of(tl::ToScalarOp::create(builder, l, t, r), x.uns);
 }
 
+/// i32 meeting i64: sign-extended to i64. u32 meeting i64: zero-extended
+/// to i64; u32 meeting u64: zero-extended to u64 (both keep the value). An
+/// i32 meeting a u64 is left alone: mixed signedness is an error later.
 LogicalResult MLIRGen::widenIntegers(Val &a, Val &b, SrcLoc l) {
   if (!a.isRuntime() || !b.isRuntime())
     return success();
   Type ea = getElementTypeOrSelf(a.value.getType());
   Type eb = getElementTypeOrSelf(b.value.getType());
-  Type i64 = builder.getI64Type();
   Val *narrow = ea.isInteger(32) && eb.isInteger(64)   ? &a
                 : ea.isInteger(64) && eb.isInteger(32) ? &b
                                                        : nullptr;
   if (!narrow)
     return success();
-  FailureOr<Val> wide = genCast(*narrow, i64, l);
+  const Val &wideVal = narrow == &a ? b : a;
+  if (wideVal.uns && !narrow->uns)
+    return success();
+  Type to = wideVal.uns ? withSignedness(builder.getI64Type(), true)
+                        : builder.getI64Type();
+  FailureOr<Val> wide = genCast(*narrow, to, l);
   if (failed(wide))
     return failure();
   *narrow = *wide;

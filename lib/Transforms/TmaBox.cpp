@@ -182,14 +182,18 @@ Value runtimeRowStride(Value ptr, Value y, unsigned inner) {
 
 /// `s` as a constant times a product of integer kernel arguments (through
 /// multiplications and sign extensions); the arguments' numbers are
-/// appended to `args`.
+/// appended to `args`. Only i32/i64 arguments: an unsigned one (u32, whose
+/// source type the frontend records as a `tile.type` arg attribute; the IR
+/// is signless) is neither accepted as a stride by the manifest nor by the
+/// launcher, so such a load stays off TMA.
 std::optional<int64_t> strideMonomial(Value s, SmallVectorImpl<int64_t> &args) {
   if (auto c = constantOf(s))
     return *c;
   if (auto arg = dyn_cast<BlockArgument>(s)) {
-    if (!arg.getOwner()->isEntryBlock() ||
-        !isa<func::FuncOp>(arg.getOwner()->getParentOp()) ||
-        !arg.getType().isSignlessInteger())
+    auto fn = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+    if (!arg.getOwner()->isEntryBlock() || !fn ||
+        !arg.getType().isSignlessInteger() ||
+        fn.getArgAttr(arg.getArgNumber(), "tile.type"))
       return std::nullopt;
     args.push_back(arg.getArgNumber());
     return 1;

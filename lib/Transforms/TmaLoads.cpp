@@ -56,7 +56,9 @@ using namespace mlir;
 using namespace mlir::tile;
 using namespace mlir::tile::tma;
 
-namespace {/// A load in a loop body that only one dot's B operand reads.
+namespace {
+
+/// A load in a loop body that only one dot's B operand reads.
 std::optional<Match> match(scf::ForOp loop, LoadOp load,
                            const AxisAnalysis &axes,
                            std::string *why = nullptr) {
