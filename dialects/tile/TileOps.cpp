@@ -157,13 +157,19 @@ LogicalResult LoadOp::verify() {
 /// `base` (the launcher maps it; see the manifest's tensorMaps).
 static LogicalResult
 verifyTmaBox(Operation *op, Value base, int64_t inner, int64_t outer,
-             uint64_t rowStride, std::optional<ArrayRef<int64_t>> strideArgs) {
+             uint64_t rowStride, std::optional<ArrayRef<int64_t>> strideArgs,
+             std::optional<uint64_t> rowElems) {
   if (inner % 64 != 0 || outer < 1 || outer > 256)
     return op->emitOpError("box must be a multiple of 64 elements along a row "
                            "and at most 256 rows");
   // A run-time stride (stride_args) covers the box as the launcher checks.
   bool atLaunch = strideArgs && !strideArgs->empty();
-  if ((!atLaunch && int64_t(rowStride) < inner) || rowStride < 1 ||
+  if (rowElems && (int64_t(*rowElems) >= inner || *rowElems % 8 != 0 ||
+                   *rowElems < 64))
+    return op->emitOpError("row_elems must be fewer than the box's columns, "
+                           "at least 64 and a multiple of 16 bytes");
+  int64_t row = rowElems ? int64_t(*rowElems) : inner;
+  if ((!atLaunch && int64_t(rowStride) < row) || rowStride < 1 ||
       rowStride % 8 != 0)
     return op->emitOpError("row_stride must cover the box and be a multiple "
                            "of 16 bytes");
@@ -192,7 +198,7 @@ LogicalResult TmaCopyOp::verify() {
     return emitOpError("copies f16 or bf16 tensors, not ") << elt;
   return verifyTmaBox(*this, getBase(), shape[getInnerDim()],
                       shape[1 - getInnerDim()], getRowStride(),
-                      getStrideArgs());
+                      getStrideArgs(), getRowElems());
 }
 
 LogicalResult TmaStoreOp::verify() {
@@ -205,7 +211,7 @@ LogicalResult TmaStoreOp::verify() {
                        "element type, not ")
            << t.getElementType() << " into " << elt;
   return verifyTmaBox(*this, getBase(), t.getDimSize(1), t.getDimSize(0),
-                      getRowStride(), getStrideArgs());
+                      getRowStride(), getStrideArgs(), getRowElems());
 }
 
 LogicalResult TmaWaitOp::verify() {

@@ -225,7 +225,10 @@ def Tile_TmaCopyOp : Tile_Op<"tma_copy", [MemoryEffects<[MemRead, MemWrite]>]> {
     `row_stride` times the product of those integer arguments of the kernel
     (their numbers). A tensor map with `col` spans whole rows (from element
     0 to the row stride), so a box starting at column `col` reads inside
-    its row; columns past the row stride read as zero.
+    its row; columns past the row stride read as zero. With `row_elems` the
+    tensor's rows are that many elements, fewer than the box's (a tile
+    padded by tile-pad-shapes): the box's columns past them read as zero
+    (and a store does not write them).
 
     Reuse of a stage: every warp that reaches a copy marks it passed (an
     arrival on the stage's "empty" mbarrier, counted per warp); the copy
@@ -257,6 +260,7 @@ def Tile_TmaCopyOp : Tile_Op<"tma_copy", [MemoryEffects<[MemRead, MemWrite]>]> {
                        DenseI64ArrayAttr:$shape,
                        I64Attr:$inner_dim, I64Attr:$row_stride,
                        OptionalAttr<DenseI64ArrayAttr>:$stride_args,
+                       OptionalAttr<I64Attr>:$row_elems,
                        UnitAttr:$producer);
   let assemblyFormat = [{
     $base `,` $coord `,` $iter `,` $pred (`col` $col^)? attr-dict `:` type($base)
@@ -430,7 +434,8 @@ def Tile_TmaStoreOp : Tile_Op<"tma_store", [MemoryEffects<[MemRead, MemWrite]>]>
   let arguments = (ins Tile_PtrType:$base, I32:$coord, Tile_ValueTile:$value,
                        Optional<I32>:$col,
                        I64Attr:$slot, I64Attr:$inner_dim, I64Attr:$row_stride,
-                       OptionalAttr<DenseI64ArrayAttr>:$stride_args);
+                       OptionalAttr<DenseI64ArrayAttr>:$stride_args,
+                       OptionalAttr<I64Attr>:$row_elems);
   let assemblyFormat = [{
     $base `,` $coord `,` $value (`col` $col^)? attr-dict `:` type($base) `,` type($value)
   }];

@@ -17,6 +17,36 @@ namespace mlir::tile::tma {
 /// Why boxOrigin cannot be built for `mt` (empty when it can).
 std::string originProblem(scf::ForOp loop, const Match &mt);
 
+/// Elements of a TMA box slab (a 128-byte swizzled row of 16-bit values).
+constexpr int64_t kSlabElemsBox = 64;
+
+/// W where `mask` is `m && col < W` (either order), `col < W` along the
+/// `inner` dimension as tile-pad-shapes builds it (broadcast(expand_dims(
+/// cmp lt (iota, W), outer))); `rowMask` becomes m. 0 otherwise.
+int64_t paddedRowElems(Value mask, unsigned inner, Value &rowMask) {
+  auto a = mask ? mask.getDefiningOp<AndOp>() : AndOp();
+  if (!a)
+    return 0;
+  for (int i = 0; i < 2; ++i) {
+    Value pad = a->getOperand(i);
+    if (auto b = pad.getDefiningOp<BroadcastOp>())
+      pad = b.getOperand();
+    auto e = pad.getDefiningOp<ExpandDimsOp>();
+    if (!e || e.getAxis() != int64_t(1 - inner))
+      continue;
+    auto c = e.getOperand().getDefiningOp<CmpOp>();
+    if (!c || c.getPredicate() != CmpPredicate::lt ||
+        !c.getLhs().getDefiningOp<IotaOp>())
+      continue;
+    std::optional<int64_t> w = constantOf(c.getRhs());
+    if (!w || *w <= 0)
+      continue;
+    rowMask = a->getOperand(1 - i);
+    return *w;
+  }
+  return 0;
+}
+
 
 /// Without a loop (a load of a dot's A operand outside loops) every value
 /// counts as defined outside.
@@ -276,7 +306,16 @@ std::optional<Match> matchBox(scf::ForOp loop, Value ptr, Value mask,
   unsigned outer = 1 - *inner;
   std::optional<int64_t> stride = info->stride[outer];
   int64_t bytes = type.getElementTypeBitWidth() / 8;
-  if (stride && (*stride < type.getDimSize(*inner) || (*stride * bytes) % 16))
+  // A padded box (tile-pad-shapes: mask `row < bound && col < W`): rows of
+  // the tensor are W long, the box's columns from W on read as zero.
+  Value rowMask = mask;
+  int64_t rowElems = paddedRowElems(mask, *inner, rowMask);
+  int64_t rowLength = rowElems ? rowElems : type.getDimSize(*inner);
+  if (rowElems && ((rowElems * bytes) % 16 || rowElems < kSlabElemsBox))
+    return fail("its padded rows of " + std::to_string(rowElems) +
+                " elements are not a multiple of 16 bytes of at least 64 "
+                "elements");
+  if (stride && (*stride < rowLength || (*stride * bytes) % 16))
     return fail("its row stride (" + std::to_string(*stride * bytes) +
                 " bytes) is not a multiple of 16 bytes at least a row long");
   if (type.getDimSize(*inner) % 64 || type.getDimSize(outer) > 256)
@@ -287,7 +326,7 @@ std::optional<Match> matchBox(scf::ForOp loop, Value ptr, Value mask,
   if ((info->divisibility * bytes) % 16)
     return fail("its base is not provably 16-byte aligned");
   // mask = broadcast(expand_dims(cmp lt (Y, splat(bound)), inner))
-  Value m = mask;
+  Value m = rowMask;
   if (auto b = m.getDefiningOp<BroadcastOp>())
     m = b.getOperand();
   auto e = m.getDefiningOp<ExpandDimsOp>();
@@ -334,7 +373,7 @@ std::optional<Match> matchBox(scf::ForOp loop, Value ptr, Value mask,
     return fail("its address is not a loop-invariant base plus whole rows "
                 "(the loop must move it only through the row index)");
   Match box{LoadOp(), ptr, DotOp(), *inner, *stride, y,
-            boundSplat.getOperand(), strideValue, strideArgs};
+            boundSplat.getOperand(), strideValue, strideArgs, rowElems};
   if (std::string problem = originProblem(loop, box); !problem.empty())
     return fail(problem);
   return box;
@@ -534,6 +573,14 @@ FailureOr<BoxOrigin> boxOrigin(OpBuilder &b, scf::ForOp loop, Match mt,
                    type.getDimSize(mt.inner), why);
   if (failed(split))
     return failure();
+  // Past a padded box's W columns TMA must read zeros: the end of a row,
+  // not the next columns of a longer one.
+  if (split->col && mt.rowElems) {
+    if (why)
+      *why = "its box is padded (rows of " + std::to_string(mt.rowElems) +
+             " elements) and starts inside a longer row";
+    return failure();
+  }
   return BoxOrigin{split->arg, split->row, *y0, split->col};
 }
 
@@ -553,6 +600,10 @@ std::string originProblem(scf::ForOp loop, const Match &mt) {
   while (!scratch.empty())
     scratch.back().erase();
   return ok ? std::string() : why;
+}
+
+IntegerAttr rowElemsAttr(OpBuilder &b, const Match &mt) {
+  return mt.rowElems ? b.getI64IntegerAttr(mt.rowElems) : IntegerAttr();
 }
 
 DenseI64ArrayAttr strideArgsAttr(OpBuilder &b, const Match &mt) {

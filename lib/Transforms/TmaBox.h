@@ -43,6 +43,9 @@ struct Match {
   /// (the launcher builds the tensor map from them).
   Value strideValue;
   SmallVector<int64_t> strideArgs;
+  /// Elements of a row of the tensor where fewer than the box's (a box
+  /// tile-pad-shapes padded: the copy reads zeros past them); 0 otherwise.
+  int64_t rowElems = 0;
 };
 
 /// Where the copies of `mt` read: the kernel argument, the row of it where
@@ -88,6 +91,8 @@ FailureOr<BoxOrigin> boxOrigin(OpBuilder &b, scf::ForOp loop, Match mt,
                                IRMapping &map, std::string *why = nullptr);
 /// The `stride_args` attribute of `mt`'s ops (null for a constant stride).
 DenseI64ArrayAttr strideArgsAttr(OpBuilder &b, const Match &mt);
+/// The `row_elems` attribute of `mt`'s ops (null unless padded).
+IntegerAttr rowElemsAttr(OpBuilder &b, const Match &mt);
 
 /// A store outside loops (or once per program) of a box along its rows.
 std::optional<Match> matchStore(StoreOp st, const AxisAnalysis &axes);

@@ -140,7 +140,7 @@ void createCopy(OpBuilder &b, Match mt, const BoxOrigin &o, Value y,
                     b.getDenseI64ArrayAttr(type.getShape()),
                     b.getI64IntegerAttr(mt.inner),
                     b.getI64IntegerAttr(mt.stride), strideArgsAttr(b, mt),
-                    UnitAttr());
+                    rowElemsAttr(b, mt), UnitAttr());
 }
 
 /// The load becomes a wait for stage `stage` (barrier parity `parity`),

@@ -61,7 +61,8 @@ LogicalResult rewriteStore(StoreOp st, Match mt, int64_t slot) {
                      arith::AddIOp::create(b, loc, origin->rowBase, y0),
                      st.getValue(), origin->col, b.getI64IntegerAttr(slot),
                      b.getI64IntegerAttr(mt.inner),
-                     b.getI64IntegerAttr(mt.stride), strideArgsAttr(b, mt));
+                     b.getI64IntegerAttr(mt.stride), strideArgsAttr(b, mt),
+                     rowElemsAttr(b, mt));
   st->moveBefore(ifOp.elseBlock()->getTerminator());
   return success();
 }

@@ -488,10 +488,12 @@ struct SlotUse {
   int64_t inner = 0, rowStride = 0, stages = 1;
   bool wholeRows = false;           ///< boxes start at a column (`col`)
   SmallVector<int64_t> strideArgs;  ///< a run-time stride's arguments
+  int64_t rowElems = 0;             ///< a padded box's tensor rows
   bool agrees(const SlotUse &o) const {
     return base == o.base && shape == o.shape && inner == o.inner &&
            rowStride == o.rowStride && stages == o.stages &&
-           wholeRows == o.wholeRows && strideArgs == o.strideArgs;
+           wholeRows == o.wholeRows && strideArgs == o.strideArgs &&
+           rowElems == o.rowElems;
   }
 };
 SmallVector<int64_t> argsOf(std::optional<ArrayRef<int64_t>> a) {
@@ -505,7 +507,8 @@ SlotUse useOf(TmaCopyOp c) {
           int64_t(c.getRowStride()),
           int64_t(c.getStages()),
           bool(c.getCol()),
-          argsOf(c.getStrideArgs())};
+          argsOf(c.getStrideArgs()),
+          int64_t(c.getRowElems().value_or(0))};
 }
 SlotUse useOf(TmaStoreOp st) {
   auto t = cast<TileType>(st.getValue().getType());
@@ -516,7 +519,8 @@ SlotUse useOf(TmaStoreOp st) {
           int64_t(st.getRowStride()),
           1,
           bool(st.getCol()),
-          argsOf(st.getStrideArgs())};
+          argsOf(st.getStrideArgs()),
+          int64_t(st.getRowElems().value_or(0))};
 }
 } // namespace
 
@@ -575,7 +579,8 @@ LogicalResult lowering::setupTmaSlots(gpu::GPUFuncOp fn, KernelInfo &k) {
       outer /= storeGroups(layoutOf(st.getValue()), outer, k.warps);
     SmallVector<int64_t> desc = {
         int64_t(cast<BlockArgument>(c.base).getArgNumber()), 2,
-        c.wholeRows ? 0 : inner, c.rowStride, kSlabElems, outer};
+        c.wholeRows ? 0 : c.rowElems ? c.rowElems : inner, c.rowStride,
+        kSlabElems, outer};
     desc.append(c.strideArgs);
     maps.push_back(b.getDenseI64ArrayAttr(desc));
     unsigned argIdx = fn.getNumArguments();
