@@ -35,7 +35,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 TILE = ROOT / "examples" / "attention" / "flash_fwd.tile"
 SEQLENS = [512, 1024, 2048, 4096, 8192, 16384]
-HEAD_DIMS = [64, 128]
+HEAD_DIMS = [64, 128]  # the default sweep
+ALL_HEAD_DIMS = [64, 80, 96, 128, 160, 192, 256]  # --head-dim may name any (tile-pad-shapes)
 DTYPES = {"bf16": "bf16", "fp16": "f16"}  # benchmark name -> tilec T
 PROVIDERS = ["tilec", "triton", "sdpa-flash", "sdpa-cudnn", "sdpa-efficient", "flex"]
 CONFIGS = ROOT / "examples" / "attention" / "configs"  # flash_fwd.ARCH.json
@@ -1264,7 +1265,7 @@ def parse_args(argv=None):
     p.add_argument("--tile", default=str(TILE), help="flash_fwd.tile path")
     p.add_argument("--arch", help="sm_90a or sm_80 (default: from the GPU; sm_90a for --dry-run)")
     p.add_argument("--dtype", nargs="+", choices=list(DTYPES), help="default: bf16 fp16")
-    p.add_argument("--head-dim", nargs="+", type=int, choices=HEAD_DIMS, default=HEAD_DIMS)
+    p.add_argument("--head-dim", nargs="+", type=int, choices=ALL_HEAD_DIMS, default=HEAD_DIMS)
     p.add_argument("--seqlen", nargs="+", type=int, help=f"default: {SEQLENS}")
     p.add_argument("--causal", choices=["0", "1", "both"], default="both")
     p.add_argument("--providers", nargs="+", choices=PROVIDERS, default=PROVIDERS)

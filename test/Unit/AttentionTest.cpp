@@ -207,20 +207,20 @@ TEST(AttentionTest, BshdUsesItsKernelAndGrid) {
 TEST(AttentionTest, HeadDimNotInTheTableFallsBack) {
   Fixture f;
   Device dev = openDevice();
-  AttentionParams p = f.params(dev, 96, 333);
+  AttentionParams p = f.params(dev, 80, 333);
   auto a = Attention::plan(dev, p, f.options());
   ASSERT_TRUE(a.ok()) << a.error();
   EXPECT_EQ(a->kernelName(), "flash_fwd_ref");
   EXPECT_TRUE(a->usesReference());
   ASSERT_EQ(f.lines.size(), 1u);
   EXPECT_TRUE(contains(f.lines[0], "attention: fallback flash_fwd_ref: head "
-                                   "dim 96 not in the config table"))
+                                   "dim 80 not in the config table"))
       << f.lines[0];
   // The reference: sm_80 PTX, the padded tile width, the fixed schedule.
   ASSERT_EQ(f.compiler.calls.size(), 1u);
   const CompileOptions &c = f.compiler.calls[0];
   EXPECT_EQ(c.arch, "sm_80");
-  EXPECT_EQ(c.defines.at("D"), "96");
+  EXPECT_EQ(c.defines.at("D"), "80");
   EXPECT_EQ(c.defines.at("DP"), "128");
   EXPECT_EQ(c.defines.at("BSHD"), "false");
   EXPECT_FALSE(c.schedule.tma);
@@ -236,10 +236,10 @@ TEST(AttentionTest, HeadDimNotInTheTableFallsBack) {
 TEST(AttentionTest, PolicyFailIsAnError) {
   Fixture f;
   Device dev = openDevice();
-  auto a = Attention::plan(dev, f.params(dev, 96),
+  auto a = Attention::plan(dev, f.params(dev, 80),
                            f.options(FallbackPolicy::Fail));
   ASSERT_FALSE(a.ok());
-  EXPECT_TRUE(contains(a.error(), "head dim 96 not in the config table"))
+  EXPECT_TRUE(contains(a.error(), "head dim 80 not in the config table"))
       << a.error();
   EXPECT_TRUE(contains(a.error(), "(policy Fail)")) << a.error();
 }
