@@ -45,6 +45,7 @@
 
 #include "Reference.h"
 #include "TestDevice.h"
+#include "TestOptions.h"
 
 #include "tile/JIT.h"
 #include "tile/Runtime.h"
@@ -442,44 +443,16 @@ void runCase(const Device &dev, const Kernels &ks, const Config &c,
   report(pass, line, why);
 }
 
-struct Options {
-  unsigned long long seed = 0;
-  bool seedGiven = false, quick = false;
-  std::string only;
-};
-
-bool parseArgs(int argc, char **argv, Options &o) {
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--seed" && i + 1 < argc) {
-      o.seed = std::strtoull(argv[++i], nullptr, 10);
-      o.seedGiven = true;
-    } else if (a == "--only" && i + 1 < argc) {
-      o.only = argv[++i];
-    } else if (a == "--quick") {
-      o.quick = true;
-    } else {
-      std::fprintf(stderr,
-                   "usage: %s [--seed N] [--quick] [--only NAME]\n"
-                   "NAME: part of a config name, e.g. bf16_causal_d128\n",
-                   argv[0]);
-      return false;
-    }
-  }
-  return true;
-}
 
 } // namespace
 
 int main(int argc, char **argv) {
-  Options opt;
-  if (!parseArgs(argc, argv, opt))
+  TestOptions opt;
+  if (!parseTestOptions(argc, argv, opt, false, "bf16_causal_d128"))
     return 2;
   std::optional<Device> dev = openTestDevice();
   if (!dev)
     return kSkipExit;
-  if (!opt.seedGiven)
-    opt.seed = std::random_device{}();
   std::printf("tile-gpu-bwd: %s, seed %llu (--seed %llu reruns it), "
               "kernels from %s\n",
               dev->description().c_str(), opt.seed, opt.seed,

@@ -28,6 +28,7 @@
 #include "Cases.h"
 #include "Reference.h"
 #include "SourcePath.h"
+#include "TestOptions.h"
 #include "TestDevice.h"
 
 #include "tile/JIT.h"
@@ -49,37 +50,6 @@ using namespace tilegpu;
 
 namespace {
 
-struct Options {
-  std::string tilePath = sourcePath("TILEC_PAGED_DECODE_TILE",
-                                    "examples/attention/paged_decode.tile",
-                                    TILEC_PAGED_DECODE_TILE);
-  std::string only;
-  unsigned long long seed = 0;
-  bool seedGiven = false, quick = false;
-};
-
-bool parseArgs(int argc, char **argv, Options &o) {
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--seed" && i + 1 < argc) {
-      o.seed = std::strtoull(argv[++i], nullptr, 10);
-      o.seedGiven = true;
-    } else if (a == "--tile" && i + 1 < argc) {
-      o.tilePath = argv[++i];
-    } else if (a == "--only" && i + 1 < argc) {
-      o.only = argv[++i];
-    } else if (a == "--quick") {
-      o.quick = true;
-    } else {
-      std::fprintf(stderr, "usage: %s [--seed N] [--tile PATH] [--only NAME] "
-                           "[--quick]\nNAME: part of a config name, e.g. "
-                           "bf16_d128_g4_page64\n",
-                   argv[0]);
-      return false;
-    }
-  }
-  return true;
-}
 
 struct DecodeConfig {
   DType t;
@@ -373,17 +343,13 @@ void runConfig(const Device &dev, const Kernel &kernel, const DecodeConfig &c,
 } // namespace
 
 int main(int argc, char **argv) {
-  Options opt;
-  if (!parseArgs(argc, argv, opt))
+  TestOptions opt;
+  opt.tilePath = sourcePath("TILEC_PAGED_DECODE_TILE", "examples/attention/paged_decode.tile", TILEC_PAGED_DECODE_TILE);
+  if (!parseTestOptions(argc, argv, opt, true, "bf16_d128_g4_page64"))
     return 2;
   std::optional<Device> dev = openTestDevice();
   if (!dev)
     return kSkipExit;
-  if (!opt.seedGiven)
-    opt.seed = std::random_device()() ^
-               std::uint64_t(std::chrono::steady_clock::now()
-                                 .time_since_epoch()
-                                 .count());
   std::printf("tile-gpu-paged-decode: %s, arch %s, seed %llu (rerun: --seed "
               "%llu)\nkernel: %s\n",
               dev->description().c_str(), dev->archString().c_str(), opt.seed,

@@ -34,6 +34,7 @@
 #include "Cases.h"
 #include "Reference.h"
 #include "SourcePath.h"
+#include "TestOptions.h"
 #include "TestDevice.h"
 
 #include "tile/JIT.h"
@@ -54,37 +55,6 @@ using namespace tilegpu;
 
 namespace {
 
-struct Options {
-  std::string tilePath = sourcePath("TILEC_FLASH_FWD_VARLEN_TILE",
-                                    "examples/attention/flash_fwd_varlen.tile",
-                                    TILEC_FLASH_FWD_VARLEN_TILE);
-  std::string only;
-  unsigned long long seed = 0;
-  bool seedGiven = false, quick = false;
-};
-
-bool parseArgs(int argc, char **argv, Options &o) {
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--seed" && i + 1 < argc) {
-      o.seed = std::strtoull(argv[++i], nullptr, 10);
-      o.seedGiven = true;
-    } else if (a == "--tile" && i + 1 < argc) {
-      o.tilePath = argv[++i];
-    } else if (a == "--only" && i + 1 < argc) {
-      o.only = argv[++i];
-    } else if (a == "--quick") {
-      o.quick = true;
-    } else {
-      std::fprintf(stderr, "usage: %s [--seed N] [--tile PATH] [--only NAME] "
-                           "[--quick]\nNAME: part of a case name, e.g. "
-                           "bf16_causal_d128/producer\n",
-                   argv[0]);
-      return false;
-    }
-  }
-  return true;
-}
 
 /// A schedule to run every config under.
 struct Sched {
@@ -351,17 +321,13 @@ void runEmptyBatch(const Device &dev, const Kernel &kernel, int bm, DType t,
 } // namespace
 
 int main(int argc, char **argv) {
-  Options opt;
-  if (!parseArgs(argc, argv, opt))
+  TestOptions opt;
+  opt.tilePath = sourcePath("TILEC_FLASH_FWD_VARLEN_TILE", "examples/attention/flash_fwd_varlen.tile", TILEC_FLASH_FWD_VARLEN_TILE);
+  if (!parseTestOptions(argc, argv, opt, true, "bf16_causal_d128/producer"))
     return 2;
   std::optional<Device> dev = openTestDevice();
   if (!dev)
     return kSkipExit;
-  if (!opt.seedGiven)
-    opt.seed = std::random_device()() ^
-               std::uint64_t(std::chrono::steady_clock::now()
-                                 .time_since_epoch()
-                                 .count());
   std::printf("tile-gpu-varlen: %s, arch %s, seed %llu (rerun: --seed %llu)\n"
               "kernel: %s\n",
               dev->description().c_str(), dev->archString().c_str(), opt.seed,
