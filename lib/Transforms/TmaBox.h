@@ -89,6 +89,9 @@ FailureOr<Value> originOf(OpBuilder &b, scf::ForOp loop, Value v,
 /// Where the copies or the store of `mt` read or write, built at `b`.
 FailureOr<BoxOrigin> boxOrigin(OpBuilder &b, scf::ForOp loop, Match mt,
                                IRMapping &map, std::string *why = nullptr);
+/// Why boxOrigin cannot be built for `mt` (empty when it can): a dry run
+/// (matchBox refuses such a box with this reason).
+std::string originProblem(scf::ForOp loop, const Match &mt);
 /// The `stride_args` attribute of `mt`'s ops (null for a constant stride).
 DenseI64ArrayAttr strideArgsAttr(OpBuilder &b, const Match &mt);
 /// The `row_elems` attribute of `mt`'s ops (null unless padded).
