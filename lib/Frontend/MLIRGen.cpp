@@ -169,6 +169,27 @@ void ::tile::frontend::collectAssigned(const Body &block, llvm::SetVector<llvm::
   }
 }
 
+bool MLIRGen::carriedYields(ArrayRef<std::string> carried,
+                            ArrayRef<Type> types, ArrayRef<bool> uns,
+                            SrcLoc l, SmallVectorImpl<Value> &yields) {
+  for (auto [i, name] : llvm::enumerate(carried)) {
+    Binding *b = lookup(name);
+    Type want = withSignedness(types[i], uns[i]);
+    if (b->val.isRuntime() && feType(b->val) != want)
+      return error(l) << "loop-carried variable '" << name
+                      << "' changes type in the loop body: " << describe(want)
+                      << " before the loop, " << describe(feType(b->val))
+                      << " after an iteration",
+             false;
+    FailureOr<Value> v =
+        coerce(b->val, want, l, "loop-carried variable '" + name + "'");
+    if (failed(v))
+      return false;
+    yields.push_back(*v);
+  }
+  return true;
+}
+
 bool MLIRGen::genFor(const ForStmt &s) {
   // Bounds: integer constants or i32/i64 scalars; the loop runs on i64 if
   // any bound is i64, else on i32.
@@ -268,22 +289,12 @@ bool MLIRGen::genFor(const ForStmt &s) {
   if (!ok)
     return false;
 
+  SmallVector<Type> types;
+  for (Value v : inits)
+    types.push_back(v.getType());
   SmallVector<Value> yields;
-  for (auto [i, name] : llvm::enumerate(carried)) {
-    Binding *b = lookup(name);
-    Type want = withSignedness(inits[i].getType(), carriedUns[i]);
-    if (b->val.isRuntime() && feType(b->val) != want)
-      return error(s.getLoc())
-                 << "loop-carried variable '" << name << "' changes type in "
-                 << "the loop body: " << describe(want) << " before the loop, "
-                 << describe(feType(b->val)) << " after an iteration",
-             false;
-    FailureOr<Value> v = coerce(b->val, want, s.getLoc(),
-                                "loop-carried variable '" + name + "'");
-    if (failed(v))
-      return false;
-    yields.push_back(*v);
-  }
+  if (!carriedYields(carried, types, carriedUns, s.getLoc(), yields))
+    return false;
   scf::YieldOp::create(builder, loc(s.getLoc()), yields);
   for (auto [i, name] : llvm::enumerate(carried))
     lookup(name)->val = Val::of(forOp.getResult(i), carriedUns[i]);

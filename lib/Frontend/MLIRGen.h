@@ -145,6 +145,11 @@ private:
   bool genLet(const LetStmt &s);
   bool genAssign(const AssignStmt &s);
   bool genFor(const ForStmt &s);
+  /// The values a loop body yields for its carried `var`s (IR `types`,
+  /// signedness `uns`): each as it was before the loop, or a located error.
+  bool carriedYields(llvm::ArrayRef<std::string> carried,
+                     llvm::ArrayRef<mlir::Type> types, llvm::ArrayRef<bool> uns,
+                     SrcLoc l, llvm::SmallVectorImpl<mlir::Value> &yields);
   bool genIf(const IfStmt &s);
   bool genReturn(const ReturnStmt &s);
   mlir::FailureOr<Val> inlineFn(const FnDecl &fn, const CallExpr &call,

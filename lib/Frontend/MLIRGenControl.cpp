@@ -235,22 +235,8 @@ bool MLIRGen::genWhile(const WhileStmt &s) {
     if (!ok)
       return false;
     SmallVector<Value> yields;
-    for (auto [i, name] : llvm::enumerate(carried)) {
-      Binding *b = lookup(name);
-      Type want = withSignedness(types[i], uns[i]);
-      if (b->val.isRuntime() && feType(b->val) != want)
-        return error(s.getLoc())
-                   << "loop-carried variable '" << name << "' changes type "
-                   << "in the loop body: " << describe(want)
-                   << " before the loop, " << describe(feType(b->val))
-                   << " after an iteration",
-               false;
-      FailureOr<Value> v = coerce(b->val, want, s.getLoc(),
-                                  "loop-carried variable '" + name + "'");
-      if (failed(v))
-        return false;
-      yields.push_back(*v);
-    }
+    if (!carriedYields(carried, types, uns, s.getLoc(), yields))
+      return false;
     scf::YieldOp::create(builder, l, yields);
   }
   for (auto [i, name] : llvm::enumerate(carried))
