@@ -108,6 +108,19 @@ struct PadShapesPass
   /// Values whose padding lanes are known to be zero (padded loads).
   DenseSet<Value> zeroPadded;
 
+  /// A padded load's value, or one that moves its lanes (expand_dims,
+  /// broadcast, trans) or converts them (cast): zero in the padding.
+  bool isZeroPadded(Value v) {
+    while (Operation *def = v.getDefiningOp()) {
+      if (zeroPadded.contains(v))
+        return true;
+      if (!isa<ExpandDimsOp, BroadcastOp, TransOp, CastOp>(def))
+        return false;
+      v = def->getOperand(0);
+    }
+    return false;
+  }
+
   /// `where(lanes of orig, v, id)` at `op` (v's padded lanes hold `id`).
   Value fill(OpBuilder &b, Operation *op, Value v, TileType orig,
              TypedAttr id) {
@@ -173,15 +186,17 @@ struct PadShapesPass
         int64_t axis = r.getAxis();
         if (llvm::isPowerOf2_64(uint64_t(t.getDimSize(axis))))
           continue; // padding lanes along other dims stay lane-wise
+        if (r.getKind() == ReduceKind::Sum && isZeroPadded(r.getSrc()))
+          continue; // a padded load's zeros are the sum's identity
         r.getSrcMutable().assign(fill(b, op, r.getSrc(), t,
                                       identityOf(b, r.getKind(), t.getElementType())));
       } else if (auto d = dyn_cast<DotOp>(op)) {
         TileType ta = orig(0), tb = orig(1);
         if (llvm::isPowerOf2_64(uint64_t(ta.getDimSize(1))))
           continue; // only a padded K mixes lanes
-        if (!zeroPadded.contains(d.getA()))
+        if (!isZeroPadded(d.getA()))
           d.getAMutable().assign(fill(b, op, d.getA(), ta, zeroOf(b, ta.getElementType())));
-        if (!zeroPadded.contains(d.getB()))
+        if (!isZeroPadded(d.getB()))
           d.getBMutable().assign(fill(b, op, d.getB(), tb, zeroOf(b, tb.getElementType())));
       }
     }
