@@ -161,9 +161,39 @@ int64_t mlir::tile::leadingRegsAlong(LayoutAttr l, unsigned dim) {
   return n;
 }
 
+LayoutAttr mlir::tile::getSplitColumnsLayout(MLIRContext *ctx,
+                                             ArrayRef<int64_t> shape,
+                                             int64_t numWarps) {
+  int64_t m = shape[0], n = shape[1];
+  int64_t warpsM = std::max<int64_t>(1, std::min(numWarps, m / 16));
+  int64_t warpsN = numWarps / warpsM;
+  while (warpsN > 1 && n / warpsN < 8)
+    warpsN /= 2;
+  int64_t perWarp = n / warpsN; // columns of one warp, a multiple of 8
+  LayoutBuilder b{shape};
+  b.reg(b2(0, 1));
+  b.reg(b2(8, 0));
+  for (Basis l : {b2(0, 2), b2(0, 4), b2(1, 0), b2(2, 0), b2(4, 0)})
+    b.lane(l);
+  for (int64_t c = 8; c < perWarp; c *= 2)
+    b.reg(b2(0, c));
+  for (int64_t w = 1; w < warpsM; w *= 2)
+    b.warp(b2(16 * w, 0));
+  for (int64_t w = 1; w < numWarps / warpsM; w *= 2)
+    b.warp(w < warpsN ? b2(0, perWarp * w) : b2(m, 0)); // m: replicated
+  b.fill({1, 0});
+  return b.get(ctx);
+}
+
 LayoutAttr mlir::tile::getDefaultLayout(MLIRContext *ctx,
                                         ArrayRef<int64_t> shape,
                                         int64_t numWarps) {
+  // Fewer than 16 rows per warp: the accumulator layout would copy the tile
+  // into every warp (M = 16 decode rows: four copies at 4 warps, each warp
+  // doing all the MMAs); split the columns among them instead.
+  if (shape.size() == 2 && shape[0] < 16 * numWarps && shape[0] < 64 &&
+      shape[0] % 16 == 0 && shape[1] >= 16)
+    return getSplitColumnsLayout(ctx, shape, numWarps);
   return getAccumulatorLayout(ctx, shape, numWarps);
 }
 

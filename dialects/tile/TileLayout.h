@@ -36,7 +36,14 @@ LayoutAttr getBlockedLayout(MLIRContext *ctx, ArrayRef<int64_t> shape,
                             int64_t numWarps, unsigned dim, int64_t vec);
 /// How many leading register bases of `l` are 1, 2, 4, … along `dim`.
 int64_t leadingRegsAlong(LayoutAttr l, unsigned dim);
-/// The default layout of a tile of this shape.
+/// The accumulator layout for tiles of fewer than 16 rows per warp: warps
+/// take 16-row slices while there are rows, then split the columns in
+/// blocks of a multiple of 8 (each warp computes its own columns of an
+/// mma.sync product, reading the whole A operand).
+LayoutAttr getSplitColumnsLayout(MLIRContext *ctx, ArrayRef<int64_t> shape,
+                                 int64_t numWarps);
+/// The default layout of a tile of this shape: the accumulator layout, or
+/// getSplitColumnsLayout where rows are too few for the warps.
 LayoutAttr getDefaultLayout(MLIRContext *ctx, ArrayRef<int64_t> shape,
                             int64_t numWarps);
 

@@ -74,6 +74,14 @@ static AxisInfo unknown(unsigned rank) {
   return i;
 }
 
+/// A power of two dividing the difference of any two elements along `d`:
+/// the stride's where the value is affine along it, else 1 (so that a
+/// gathered index times a uniform `c`, `page_ids * PAGE_STRIDE`, still has
+/// differences divisible by c and keeps its rows' vector accesses).
+static int64_t differenceDivisibility(const AxisInfo &x, unsigned d) {
+  return x.strideDivisibility[d] ? x.strideDivisibility[d] : 1;
+}
+
 static bool allConstant(const AxisInfo &i) {
   return llvm::all_of(i.constant, [](bool c) { return c; });
 }
@@ -211,9 +219,8 @@ void AxisAnalysis::visit(Operation *op) {
               for (unsigned d = 0; d < rank; ++d) {
                 if (x.stride[d])
                   i.stride[d] = *x.stride[d] * c;
-                if (x.strideDivisibility[d])
-                  i.strideDivisibility[d] =
-                      std::min(kHuge, x.strideDivisibility[d] * pow2Of(c));
+                i.strideDivisibility[d] =
+                    std::min(kHuge, differenceDivisibility(x, d) * pow2Of(c));
               }
               i.divisibility = std::min(kHuge, x.divisibility * pow2Of(c));
             } else if (allConstant(a) && allConstant(b)) {
@@ -224,9 +231,8 @@ void AxisAnalysis::visit(Operation *op) {
               const AxisInfo &x = allConstant(b) ? a : b;
               int64_t ds = allConstant(b) ? b.divisibility : a.divisibility;
               for (unsigned d = 0; d < rank; ++d)
-                if (x.strideDivisibility[d])
-                  i.strideDivisibility[d] =
-                      std::min(kHuge, x.strideDivisibility[d] * ds);
+                i.strideDivisibility[d] =
+                    std::min(kHuge, differenceDivisibility(x, d) * ds);
               i.divisibility = std::min(kHuge, x.divisibility * ds);
             }
             return i;

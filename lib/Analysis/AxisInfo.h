@@ -28,9 +28,11 @@ struct AxisInfo {
   /// Per dimension: the constant stride, or nullopt when not a known
   /// constant.
   SmallVector<std::optional<int64_t>> stride;
-  /// Per dimension: a power of two dividing the stride, also when the
-  /// value is affine along it with a run-time stride (`rows * s`, s a
-  /// scalar: the divisibility of s); 0 when not affine.
+  /// Per dimension: a power of two dividing the difference of any two
+  /// elements along it: the stride's, also a run-time one (`rows * s`, s a
+  /// scalar: the divisibility of s), or, where the value is not affine
+  /// along it, what a product with a uniform value guarantees
+  /// (`page_ids * 2048`: 2048); 0 when nothing is known.
   SmallVector<int64_t> strideDivisibility;
   /// Per dimension: the value is the same for every coordinate along it.
   SmallVector<bool> constant;

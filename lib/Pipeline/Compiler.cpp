@@ -142,6 +142,18 @@ std::string tile::versionString() {
          TILEC_LLVM_VERSION_STRING + ")";
 }
 
+namespace {
+/// Records the argument of the first pass that fails.
+struct FailedPassName : mlir::PassInstrumentation {
+  explicit FailedPassName(std::string &name) : name(name) {}
+  void runAfterPassFailed(mlir::Pass *pass, mlir::Operation *) override {
+    if (name.empty())
+      name = pass->getArgument().str();
+  }
+  std::string &name;
+};
+} // namespace
+
 CompileResult tile::compile(const std::string &source,
                             const std::string &filename,
                             const CompileOptions &options, EmitStage stopAt) {
@@ -212,8 +224,18 @@ CompileResult tile::compile(const std::string &source,
     mlir::PassManager pm(&context);
     pm.enableVerifier(false);
     step.build(pm);
-    if (mlir::failed(pm.run(*module)) || mlir::failed(mlir::verify(*module)))
+    std::string failedPass;
+    pm.addInstrumentation(std::make_unique<FailedPassName>(failedPass));
+    if (mlir::failed(pm.run(*module)) || mlir::failed(mlir::verify(*module))) {
+      // A pass that fails must say why at a location; one that did not is
+      // a compiler bug, reported by name rather than as a bare failure.
+      if (diag.str().empty())
+        diag << filename << ": error: internal compiler error: pass '"
+             << (failedPass.empty() ? std::string("verifier") : failedPass)
+             << "' failed without a diagnostic (stage " << step.name
+             << "; please report it with the source and -D values)\n";
       return result;
+    }
     clock.mark(step.name);
     if (step.stage == EmitStage::GPU) {
       if (mlir::failed(checkResources(*module, options.arch)))

@@ -187,10 +187,11 @@ struct Assigner {
                                << " K=" << k;
       if (elt.isF32())
         return dot.emitError("allow_tf32 dots are not supported yet");
-      // The default (accumulator) layout of A is the mma A-fragment layout,
-      // unless wgmma reads A in place from a TMA slot.
+      // A in the accumulator layout is the mma A-fragment layout (whole
+      // rows in each warp, also where the result splits its columns among
+      // warps), unless wgmma reads A in place from a TMA slot.
       if (!dot.getA().getDefiningOp<TmaWaitOp>())
-        require(dot, 0, defaultFor(a));
+        require(dot, 0, getAccumulatorLayout(ctx, a.getShape(), numWarps));
       // B is staged through shared memory by the lowering (ldmatrix) from
       // whatever layout it has: no copy per warp in registers.
     } else {

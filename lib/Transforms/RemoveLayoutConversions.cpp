@@ -162,8 +162,14 @@ struct RemoveLayoutConversionsPass
     RewritePatternSet patterns(&getContext());
     patterns.add<SinkConversion>(&getContext());
     ConvertLayoutOp::getCanonicalizationPatterns(patterns, &getContext());
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
-      signalPassFailure();
+    // A conversion sinks one producer per rewrite, and a long chain of
+    // index arithmetic (a paged gather's page, slot and row) can take more
+    // sweeps than the driver's default 10. Every intermediate state is
+    // valid IR, so a driver that stops early leaves conversions in place
+    // rather than failing the compile.
+    GreedyRewriteConfig config;
+    config.setMaxIterations(256);
+    (void)applyPatternsGreedily(getOperation(), std::move(patterns), config);
     hoistInvariantConversions(getOperation());
   }
 };

@@ -124,7 +124,10 @@ func.func @expand_axis0() attributes {tile.kernel} {
 // in the accumulator layout, whose bases equal A's here.
 // CHECK-LABEL: func.func @dot_bf16
 // CHECK: %[[A:.*]] = tile.load %{{.*}} -> <64x16xbf16, [[OPA:#tile.layout<regs = \[\[0, 1\], \[8, 0\], \[0, 8\]\], lanes = \[\[0, 2\], \[0, 4\], \[1, 0\], \[2, 0\], \[4, 0\]\], warps = \[\[16, 0\], \[32, 0\]\]>]]>
-// CHECK: %[[B:.*]] = tile.load %{{.*}} -> <16x16xbf16, [[BDEF:#tile.layout<regs = \[\[0, 1\], \[8, 0\], \[0, 8\]\], lanes = \[\[0, 2\], \[0, 4\], \[1, 0\], \[2, 0\], \[4, 0\]\], warps = \[\[0, 0\], \[0, 0\]\]>]]>
+// B has 16 rows, too few for 4 warps: its default layout splits the
+// columns among 2 of them (8 each, a multiple of the mma n8) and copies the
+// rest.
+// CHECK: %[[B:.*]] = tile.load %{{.*}} -> <16x16xbf16, [[BDEF:#tile.layout<regs = \[\[0, 1\], \[8, 0\]\], lanes = \[\[0, 2\], \[0, 4\], \[1, 0\], \[2, 0\], \[4, 0\]\], warps = \[\[0, 8\], \[0, 0\]\]>]]>
 // CHECK: %[[C:.*]] = tile.full 0.000000e+00 : f32 : <64x16xf32, [[OPA]]>
 // CHECK-NOT: tile.convert_layout
 // CHECK: tile.dot %[[A]], %[[B]], %[[C]] : <64x16xbf16, [[OPA]]>, <16x16xbf16, [[BDEF]]>, <64x16xf32, [[OPA]]>
@@ -344,5 +347,25 @@ func.func @wide_store_needs_cheap_pointers(%p: !tile.ptr<bf16>, %n: i32) attribu
     %next = tile.addptr %q, %step : !tile.tile<64x128x!tile.ptr<bf16>>, !tile.tile<64x128xi32>
     scf.yield %next : !tile.tile<64x128x!tile.ptr<bf16>>
   }
+  return
+}
+
+// -----
+
+// A 16-row product at 4 warps (decode: the query heads of one KV head): the
+// result splits its 64 columns among the warps (16 each) instead of every
+// warp holding all of it; A keeps the operand layout, whole rows in every
+// warp (warps replicate it), converted once from its default.
+// CHECK-LABEL: func.func @dot_16_rows
+// CHECK: %[[A:.*]] = tile.load %{{.*}} -> <16x32xbf16, [[ADEF:#tile.layout<[^>]*warps = \[\[0, 8\], \[0, 16\]\]>]]>
+// CHECK: %[[AOP:.*]] = tile.convert_layout %[[A]] : <16x32xbf16, [[ADEF]]> -> <16x32xbf16, [[OPA:#tile.layout<regs = \[\[0, 1\], \[8, 0\], \[0, 8\], \[0, 16\]\], lanes = \[\[0, 2\], \[0, 4\], \[1, 0\], \[2, 0\], \[4, 0\]\], warps = \[\[0, 0\], \[0, 0\]\]>]]>
+// CHECK: tile.dot %[[AOP]], %{{.*}}, %{{.*}} : <16x32xbf16, [[OPA]]>, {{.*}}, <16x64xf32, [[ACC:#tile.layout<regs = \[\[0, 1\], \[8, 0\], \[0, 8\]\], lanes = \[\[0, 2\], \[0, 4\], \[1, 0\], \[2, 0\], \[4, 0\]\], warps = \[\[0, 16\], \[0, 32\]\]>]]>
+func.func @dot_16_rows(%p: !tile.ptr<bf16>) attributes {tile.kernel, tile.schedule = #tile.schedule<>} {
+  %pa = tile.splat %p : !tile.tile<16x32x!tile.ptr<bf16>>
+  %a = tile.load %pa : !tile.tile<16x32x!tile.ptr<bf16>> -> !tile.tile<16x32xbf16>
+  %pb = tile.splat %p : !tile.tile<32x64x!tile.ptr<bf16>>
+  %b = tile.load %pb : !tile.tile<32x64x!tile.ptr<bf16>> -> !tile.tile<32x64xbf16>
+  %c = tile.full 0.0 : f32 : !tile.tile<16x64xf32>
+  %d = tile.dot %a, %b, %c : !tile.tile<16x32xbf16>, !tile.tile<32x64xbf16>, !tile.tile<16x64xf32>
   return
 }

@@ -79,6 +79,22 @@ struct DotLowering : TilePattern<DotOp> {
       Value row = arith::AndIOp::create(rw, loc, ki.lane, i32Const(rw, loc, 15));
       laneOffset = arith::MulIOp::create(rw, loc, row, i32Const(rw, loc, ld * 2));
     }
+    // Where warps split the result's columns (getSplitColumnsLayout), each
+    // reads B from its own first column on.
+    Value warpCol = i32Const(rw, loc, 0);
+    for (unsigned i = 0; i < lc.getNumWarpBits(); ++i)
+      if (int64_t col = basisAt(lc.getWarps(), 2, i)[1]) {
+        Value bit = arith::AndIOp::create(
+            rw, loc, arith::ShRUIOp::create(rw, loc, ki.warp, i32Const(rw, loc, i)),
+            i32Const(rw, loc, 1));
+        warpCol = arith::OrIOp::create(
+            rw, loc, warpCol,
+            arith::MulIOp::create(rw, loc, bit, i32Const(rw, loc, col)));
+      }
+    laneOffset = arith::AddIOp::create(
+        rw, loc, laneOffset,
+        arith::MulIOp::create(rw, loc, warpCol,
+                              i32Const(rw, loc, kMajor ? ld * 2 : 2)));
     Value rowBase = arith::AddIOp::create(rw, loc, base, laneOffset);
     bool bf16 = elt.isBF16();
     auto i32 = rw.getI32Type();
@@ -231,6 +247,34 @@ struct DotLowering : TilePattern<DotOp> {
       rowStride = shape[transpose ? 0 : 1];
     Value r0 = threadCoord(b, loc, ki, l, 0), c0 = threadCoord(b, loc, ki, l, 1);
     SmallVector<Value> vals = unpack(b, loc, vec);
+    // 16-bit elements whose first 8 registers run along the buffer's rows:
+    // one 16-byte st.shared per 8 (rows, offset and buffer 16-byte aligned)
+    // instead of eight 2-byte stores.
+    Type elt = cast<VectorType>(vec.getType()).getElementType();
+    if (elt.getIntOrFloatBitWidth() == 16 &&
+        leadingRegsAlong(l, transpose ? 0 : 1) >= 8 && rowStride % 8 == 0 &&
+        offset % 8 == 0 && ki.persistentBytes % 16 == 0 && ki.members == 1) {
+      Value base = arith::IndexCastOp::create(
+          b, loc, b.getI32Type(),
+          memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buf));
+      for (int64_t r = 0; r < l.getNumRegs(); r += 8) {
+        Value row = elementCoord(b, loc, r0, l, r, 0);
+        Value col = elementCoord(b, loc, c0, l, r, 1);
+        if (transpose)
+          std::swap(row, col);
+        Value at = arith::AddIOp::create(
+            b, loc,
+            arith::MulIOp::create(b, loc, row, i32Const(b, loc, rowStride)),
+            arith::AddIOp::create(b, loc, col, i32Const(b, loc, offset)));
+        SmallVector<Value> ops = {arith::AddIOp::create(
+            b, loc, base, arith::MulIOp::create(b, loc, at, i32Const(b, loc, 2)))};
+        for (int64_t j = 0; j < 8; j += 2)
+          ops.push_back(packPair(b, loc, elt, vals[r + j], vals[r + j + 1]));
+        ptx(b, loc, Type(), ops, "st.shared.v4.b32 [$0], {$1, $2, $3, $4};",
+            "r,r,r,r,r", /*sideEffects=*/true);
+      }
+      return;
+    }
     for (int64_t r = 0; r < l.getNumRegs(); ++r) {
       Value row = elementCoord(b, loc, r0, l, r, 0);
       Value col = elementCoord(b, loc, c0, l, r, 1);

@@ -109,6 +109,10 @@ Value isOwner(OpBuilder &b, Location loc, KernelInfo &k, LayoutAttr l);
 Value sharedBuffer(OpBuilder &b, Location loc, KernelInfo &k, Type elemType,
                    int64_t numElems);
 
+/// i32 holding two 16-bit values (`lo` in the low half), as mma and wgmma
+/// take fragments and st.shared.v4.b32 stores them.
+Value packPair(OpBuilder &b, Location loc, Type elt, Value lo, Value hi);
+
 /// Vector <-> scalars.
 SmallVector<Value> unpack(OpBuilder &b, Location loc, Value vec);
 Value pack(OpBuilder &b, Location loc, VectorType t, ArrayRef<Value> elems);

@@ -44,13 +44,17 @@ bool fitsWarpgroup(LayoutAttr l) {
   return true;
 }
 
+} // namespace
+
 /// i32 pair of 16-bit values, as wgmma takes A fragments.
-Value packPair(OpBuilder &b, Location loc, Type elt, Value lo, Value hi) {
+Value lowering::packPair(OpBuilder &b, Location loc, Type elt, Value lo,
+                         Value hi) {
   Value v = vector::FromElementsOp::create(b, loc, VectorType::get({2}, elt),
                                            ValueRange{lo, hi});
   return LLVM::BitcastOp::create(b, loc, b.getI32Type(), v);
 }
 
+namespace {
 /// Byte offset of B element (outer, inner) in the swizzled slabs.
 Value swizzledOffset(OpBuilder &b, Location loc, Value outer, Value inner,
                      int64_t outerSize, int64_t eltBytes) {
