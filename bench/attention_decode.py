@@ -33,11 +33,9 @@ COMBINE_ROWS = 16  # decode_combine.tile's R
 
 
 def num_splits(programs, blocks, slots, max_splits=128):
-    """FlashDecoding's rule (as tile::Decode): the fewest splits whose waves
-    of `programs * splits` over `slots` resident programs are at least 85 %
-    as full as the best count's, each split keeping >= 1 key block."""
-    if programs >= slots * 0.8:
-        return 1
+    """FlashDecoding's rule: the fewest splits whose waves of `programs *
+    splits` over `slots` resident programs are at least 85 % as full as the
+    best count's, each split keeping >= 1 key block (docs/serving.md)."""
     limit = max(1, min(max_splits, blocks))
     eff = []
     for s in range(1, limit + 1):
@@ -47,8 +45,8 @@ def num_splits(programs, blocks, slots, max_splits=128):
     return next(s for s, e in enumerate(eff, 1) if e >= 0.85 * best)
 
 
-def compile_kernel(exe, tile, arch, defines, out):
-    args = [exe, str(tile), f"-arch={arch}", "-o", out]
+def compile_kernel(exe, tile, arch, defines, out, flags=()):
+    args = [exe, str(tile), f"-arch={arch}", "-o", out, *flags]
     for k, v in defines.items():
         args += ["-D", f"{k}={v}"]
     env = dict(os.environ)
@@ -64,10 +62,11 @@ def compile_kernel(exe, tile, arch, defines, out):
 class Decode:
     """decode.tile + decode_combine.tile for one (dtype, D, G, page)."""
 
-    def __init__(self, a, T, D, G, page, workdir):
-        tag = f"{T}_d{D}_g{G}_p{page}"
+    def __init__(self, a, T, D, G, page, workdir, warps=4):
+        tag = f"{T}_d{D}_g{G}_p{page}_w{warps}"
         defs = dict(BN=BN, PAGE=page, D=D, G=G, T=T)
-        self.ptx, self.man = compile_kernel(a.tilec, DECODE, a.arch, defs, f"{workdir}/dec_{tag}")
+        self.ptx, self.man = compile_kernel(a.tilec, DECODE, a.arch, defs, f"{workdir}/dec_{tag}",
+                                            [f"-num-warps={warps}"])
         self.cptx, self.cman = compile_kernel(a.tilec, COMBINE, a.arch, dict(R=COMBINE_ROWS, D=D, T=T),
                                               f"{workdir}/comb_{tag}")
         self.page = page
@@ -167,6 +166,7 @@ def parse_args(argv=None):
     p.add_argument("--kv", nargs="+", type=int, default=KVLENS)
     p.add_argument("--heads", nargs="+", default=[f"{a}/{b}" for a, b in HEADS], help="Hq/Hkv pairs")
     p.add_argument("--page", nargs="+", type=int, default=PAGES, help="0: the contiguous cache")
+    p.add_argument("--warps", nargs="+", type=int, default=[4], help="decode.tile's num_warps (each a provider)")
     p.add_argument("--splits", type=int, help="force the split count (default: the heuristic)")
     p.add_argument("--dtype", choices=["bf16", "fp16"], default="bf16")
     p.add_argument("--max-gib", type=float, default=None,
@@ -197,9 +197,10 @@ def main(argv=None):
         a.arch = a.arch or "sm_90a"
         for hq, hkv in a.heads:
             for page in a.page:
-                d = Decode(a, T, 128, hq // hkv, page, work)
-                print(f"compiled decode G={hq // hkv} page={page}: {d.ptx} "
-                      f"({d.man['blockSize']} threads), combine {d.cptx}")
+                for w in a.warps:
+                    d = Decode(a, T, 128, hq // hkv, page, work, w)
+                    print(f"compiled decode G={hq // hkv} page={page} warps={w}: {d.ptx} "
+                          f"({d.man['blockSize']} threads), combine {d.cptx}")
         print("dry run: ok")
         return 0
     import torch
@@ -236,22 +237,23 @@ def main(argv=None):
                                          err=None, note=fwd.short_reason(e)))
                     print_row(rows[-1], peak)
                 for page in a.page:
-                    key = (hq // hkv, page)
-                    if key not in kernels:
-                        kernels[key] = Decode(a, T, 128, hq // hkv, page, work)
                     if page:
                         kc, vc, table = paged(s, page, k, v)
                     else:
                         kc, vc, table = k, v, torch.zeros(1, device="cuda", dtype=torch.int32)
                     inputs = (q, kc, vc, table, lens)
-                    fn = kernels[key].runner(s, a.splits)
-                    o = fn(*inputs)
-                    err = ((o.float() - ref.float()).norm() / ref.float().norm()).item()
-                    ms, _ = fwd.time_ms(fn, [inputs], 20, a.min_ms, a.warmup_ms)
-                    rows.append(dict(s, provider=f"tilec-page{page}" if page else "tilec-contig",
-                                     page=page, splits=s["splits"], us=ms * 1e3,
-                                     gbps=kv_bytes / ms / 1e6, err=err))
-                    print_row(rows[-1], peak)
+                    for w in a.warps:
+                        key = (hq // hkv, page, w)
+                        if key not in kernels:
+                            kernels[key] = Decode(a, T, 128, hq // hkv, page, work, w)
+                        fn = kernels[key].runner(s, a.splits)
+                        o = fn(*inputs)
+                        err = ((o.float() - ref.float()).norm() / ref.float().norm()).item()
+                        ms, _ = fwd.time_ms(fn, [inputs], 20, a.min_ms, a.warmup_ms)
+                        name = (f"tilec-page{page}" if page else "tilec-contig") + (f"-w{w}" if w != 4 else "")
+                        rows.append(dict(s, provider=name, page=page, splits=s["splits"], us=ms * 1e3,
+                                         gbps=kv_bytes / ms / 1e6, err=err))
+                        print_row(rows[-1], peak)
                     del inputs, kc, vc, table
                 del q, k, v, qs, ks, vs, ref
                 torch.cuda.empty_cache()

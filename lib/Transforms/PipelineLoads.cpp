@@ -2,10 +2,12 @@
 //
 // Post-condition: every tile.load directly in an scf.for body whose pointer,
 // mask and other are computed from the induction variable and loop-invariant
-// values only (through pure ops) reads the next iteration's data; its value
+// values only (through pure ops and loads of that kind: a gather through
+// indices loaded in the loop) reads the next iteration's data; its value
 // for the current iteration arrives through a new iter_arg. The prologue
-// load and each next-iteration load are masked with `iv < ub`, so no
-// address outside the loop's range is read. A persistent kernel's loop over
+// load and each next-iteration load (and index load) are masked with
+// `iv < ub`, so no address outside the loop's range is read. Cost: the
+// prefetched tile's registers, live across the whole body. A persistent kernel's loop over
 // its programs (tile.persistent) is not pipelined.
 //
 //===----------------------------------------------------------------------===//
@@ -44,7 +46,10 @@ FailureOr<SmallVector<Operation *>> addressSlice(scf::ForOp loop, LoadOp load) {
     Operation *def = v.getDefiningOp();
     if (!loop->isProperAncestor(def))
       continue; // loop invariant
-    if (def->getBlock() != body || def->getNumRegions() || !isPure(def))
+    // A load in the slice (a gather's indices: page ids from a block
+    // table) is cloned for the next iteration too, masked like the load.
+    if (def->getBlock() != body || def->getNumRegions() ||
+        !(isPure(def) || isa<LoadOp>(def)))
       return failure();
     if (slice.insert(def))
       work.append(def->operand_begin(), def->operand_end());
@@ -56,18 +61,10 @@ FailureOr<SmallVector<Operation *>> addressSlice(scf::ForOp loop, LoadOp load) {
   return ordered;
 }
 
-/// Clones the slice with the induction variable set to `iv` and loads,
-/// masked with `iv < ub`.
-Value loadAt(OpBuilder &b, scf::ForOp loop, LoadOp load,
-             ArrayRef<Operation *> slice, Value oldIv, Value iv) {
+/// `load` with the operands `map` gives, masked with the scalar `inRange`.
+Value maskedLoad(OpBuilder &b, LoadOp load, IRMapping &map, Value inRange) {
   Location loc = load.getLoc();
-  IRMapping map;
-  map.map(oldIv, iv);
-  for (Operation *op : slice)
-    b.clone(*op, map);
   auto ptrType = cast<TileType>(load.getPtr().getType());
-  Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, iv,
-                                        loop.getUpperBound());
   Value mask = SplatOp::create(
       b, loc, TileType::get(ptrType.getShape(), b.getI1Type()), inRange);
   if (load.getMask())
@@ -75,6 +72,45 @@ Value loadAt(OpBuilder &b, scf::ForOp loop, LoadOp load,
   Value other = load.getOther() ? map.lookupOrDefault(load.getOther()) : Value();
   return LoadOp::create(b, loc, load.getType(),
                         map.lookupOrDefault(load.getPtr()), mask, other);
+}
+
+/// True when `op`'s results reach, through pure ops, the pointer or mask of
+/// a load (a gather's index load: it moves ahead inside the gather's slice).
+bool feedsLoadAddress(Operation *op, int depth = 16) {
+  if (depth == 0)
+    return false;
+  for (OpOperand &use : op->getUses()) {
+    Operation *user = use.getOwner();
+    if (auto ld = dyn_cast<LoadOp>(user))
+      if (use.get() != ld.getOther())
+        return true;
+    if (isPure(user) && feedsLoadAddress(user, depth - 1))
+      return true;
+  }
+  return false;
+}
+
+/// Clones the slice with the induction variable set to `iv` and loads,
+/// masked with `iv < ub` (loads inside the slice too).
+Value loadAt(OpBuilder &b, scf::ForOp loop, LoadOp load,
+             ArrayRef<Operation *> slice, Value oldIv, Value iv) {
+  Location loc = load.getLoc();
+  IRMapping map;
+  map.map(oldIv, iv);
+  Value inRange;
+  auto inRangeNow = [&] {
+    if (!inRange)
+      inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, iv,
+                                      loop.getUpperBound());
+    return inRange;
+  };
+  for (Operation *op : slice) {
+    if (auto inner = dyn_cast<LoadOp>(op))
+      map.map(inner.getResult(), maskedLoad(b, inner, map, inRangeNow()));
+    else
+      b.clone(*op, map);
+  }
+  return maskedLoad(b, load, map, inRangeNow());
 }
 
 LogicalResult pipeline(scf::ForOp loop, LoadOp load, RewriterBase &rewriter) {
@@ -116,7 +152,16 @@ struct PipelineLoadsPass
       for (Operation &op : *loop.getBody())
         if (auto ld = dyn_cast<LoadOp>(op))
           loads.push_back(ld);
+      // An index load is not pipelined itself: each gather it feeds clones
+      // it for the next iteration (pipelining it first would make it a
+      // loop-carried value, which stops the gathers').
+      SmallVector<LoadOp> indexLoads;
+      for (LoadOp ld : loads)
+        if (feedsLoadAddress(ld))
+          indexLoads.push_back(ld);
       for (LoadOp ld : loads) {
+        if (llvm::is_contained(indexLoads, ld))
+          continue;
         // Each success replaces the loop; continue with the new one.
         scf::ForOp current = ld->getParentOfType<scf::ForOp>();
         (void)pipeline(current, ld, rewriter);

@@ -50,3 +50,44 @@ func.func @carried(%p: !tile.ptr<f32>, %n: i32) attributes {tile.kernel} {
   }
   return
 }
+
+// -----
+
+// A gather through indices loaded in the loop (a paged cache's page ids):
+// the gather moves one iteration ahead with its index load cloned into its
+// slice, both masked with iv + step < ub; the index load is not pipelined
+// itself (it would become a carried value and stop the gather).
+// CHECK-LABEL: func.func @gather
+// CHECK-SAME:    (%[[T:.*]]: !tile.ptr<i32>, %[[P:.*]]: !tile.ptr<f32>, %[[UB:.*]]: i32)
+// CHECK:         %[[INR0:.*]] = arith.cmpi slt, %{{.*}}, %[[UB]] : i32
+// CHECK:         %[[M0:.*]] = tile.splat %[[INR0]] : <64xi1>
+// CHECK:         %[[IDX0:.*]] = tile.load %{{.*}}, %[[M0]] : <64x!tile.ptr<i32>>
+// CHECK:         %[[G0:.*]] = tile.addptr %{{.*}}, %[[IDX0]]
+// CHECK:         %[[FIRST:.*]] = tile.load %[[G0]], %{{.*}} : <64x!tile.ptr<f32>>
+// CHECK:         scf.for %[[IV:.*]] = %{{.*}} to %[[UB]] step %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}, %[[CUR:.*]] = %[[FIRST]])
+// CHECK:           tile.add %[[ACC]], %[[CUR]]
+// CHECK:           %[[INR:.*]] = arith.cmpi slt, %{{.*}}, %[[UB]] : i32
+// CHECK:           %[[M:.*]] = tile.splat %[[INR]] : <64xi1>
+// CHECK:           %[[IDX:.*]] = tile.load %{{.*}}, %[[M]] : <64x!tile.ptr<i32>>
+// CHECK:           %[[G:.*]] = tile.addptr %{{.*}}, %[[IDX]]
+// CHECK:           %[[NL:.*]] = tile.load %[[G]], %{{.*}} : <64x!tile.ptr<f32>>
+// CHECK:           scf.yield %{{.*}}, %[[NL]]
+// CHECK-NOT:     tile.load
+// CHECK:         return
+func.func @gather(%t: !tile.ptr<i32>, %p: !tile.ptr<f32>, %ub: i32) -> !tile.tile<64xf32> attributes {tile.kernel} {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %z = tile.full 0.0 : f32 : !tile.tile<64xf32>
+  %tt = tile.splat %t : !tile.tile<64x!tile.ptr<i32>>
+  %pt = tile.splat %p : !tile.tile<64x!tile.ptr<f32>>
+  %r = scf.for %iv = %c0 to %ub step %c64 iter_args(%acc = %z) -> (!tile.tile<64xf32>) : i32 {
+    %off = tile.splat %iv : !tile.tile<64xi32>
+    %tp = tile.addptr %tt, %off : !tile.tile<64x!tile.ptr<i32>>, !tile.tile<64xi32>
+    %idx = tile.load %tp : !tile.tile<64x!tile.ptr<i32>> -> !tile.tile<64xi32>
+    %gp = tile.addptr %pt, %idx : !tile.tile<64x!tile.ptr<f32>>, !tile.tile<64xi32>
+    %x = tile.load %gp : !tile.tile<64x!tile.ptr<f32>> -> !tile.tile<64xf32>
+    %s = tile.add %acc, %x : !tile.tile<64xf32>
+    scf.yield %s : !tile.tile<64xf32>
+  }
+  return %r : !tile.tile<64xf32>
+}
