@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DECODE = ROOT / "examples" / "attention" / "decode.tile"
 COMBINE = ROOT / "examples" / "attention" / "decode_combine.tile"
 BATCHES, KVLENS, HEADS, PAGES = [1, 16, 64, 128], [1024, 4096, 16384, 65536], [(32, 8), (64, 8)], [16, 128]
-BN = 64  # keys per decode iteration (decode.tile's BN)
+BN = 128  # keys per decode iteration (decode.tile's BN)
 COMBINE_ROWS = 16  # decode_combine.tile's R
 
 
@@ -64,12 +64,12 @@ class Decode:
 
     def __init__(self, a, T, D, G, page, workdir, warps=4):
         tag = f"{T}_d{D}_g{G}_p{page}_w{warps}"
-        defs = dict(BN=BN, PAGE=page, D=D, G=G, T=T)
+        defs = dict(BN=a.bn, PAGE=page, D=D, G=G, T=T)
         self.ptx, self.man = compile_kernel(a.tilec, DECODE, a.arch, defs, f"{workdir}/dec_{tag}",
                                             [f"-num-warps={warps}"])
         self.cptx, self.cman = compile_kernel(a.tilec, COMBINE, a.arch, dict(R=COMBINE_ROWS, D=D, T=T),
                                               f"{workdir}/comb_{tag}")
-        self.page = page
+        self.page, self.bn = page, a.bn
 
     def runner(self, s, splits_override=None):
         import cupy
@@ -80,7 +80,7 @@ class Decode:
         block, cblock = int(self.man["blockSize"]), int(self.cman["blockSize"])
         B, hkv, kv = s["B"], s["Hkv"], s["kv"]
         slots = fwd.resident_programs(f.ptr, block, int(self.man.get("sharedMemoryBytes", 0)))
-        splits = splits_override or num_splits(B * hkv, math.ceil(kv / BN), slots)
+        splits = splits_override or num_splits(B * hkv, math.ceil(kv / self.bn), slots)
         s["splits"] = splits
         stream = torch.cuda.current_stream().cuda_stream
         keep = (mod, cmod, f, cf)
@@ -166,6 +166,7 @@ def parse_args(argv=None):
     p.add_argument("--kv", nargs="+", type=int, default=KVLENS)
     p.add_argument("--heads", nargs="+", default=[f"{a}/{b}" for a, b in HEADS], help="Hq/Hkv pairs")
     p.add_argument("--page", nargs="+", type=int, default=PAGES, help="0: the contiguous cache")
+    p.add_argument("--bn", type=int, default=BN, help=f"keys per decode iteration (default {BN})")
     p.add_argument("--warps", nargs="+", type=int, default=[4], help="decode.tile's num_warps (each a provider)")
     p.add_argument("--splits", type=int, help="force the split count (default: the heuristic)")
     p.add_argument("--dtype", choices=["bf16", "fp16"], default="bf16")
