@@ -1,0 +1,366 @@
+#!/usr/bin/env python3
+"""Linear attention benchmark: tilec's chunked linear_attn.tile against tilec's
+causal softmax flash_fwd.tile and a PyTorch chunked implementation (eager and
+torch.compile), side by side in one process, at seqlen 1k-64k with the same
+number of tokens per shape. Prints tokens/s and TFLOP/s per provider and the
+seqlen from which linear attention is faster than softmax attention.
+
+  python3 bench/linear_attention.py --tilec PATH/TO/tilec [--out DIR]
+  python3 bench/linear_attention.py --dry-run --tilec build/bin/tilec  # no GPU
+  python3 bench/linear_attention.py --self-test                        # no GPU
+
+Reuses bench/attention_fwd.py's compiler driver, launcher, config table lookup
+and timing (see bench/README.md, "Method"). torch and cupy are imported
+lazily, so --help, --dry-run and --self-test work without them.
+"""
+import argparse
+import json
+import math
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import attention_fwd as af  # noqa: E402
+
+LINEAR_TILE = af.ROOT / "examples" / "attention" / "linear_attn.tile"
+SEQLENS = [1024, 2048, 4096, 8192, 16384, 32768, 65536]
+TOKENS = 65536   # batch = TOKENS / seqlen
+HIDDEN = 2048    # heads = HIDDEN / head_dim, as in attention_fwd.py
+# The kernel's arguments, in order (checked against the manifest).
+LINEAR_ARGS = ["q", "k", "v", "o", "gamma", "state_in", "z_in", "state_out", "z_out",
+               "seqlen", "heads", "scale"]
+# The kernel variants: Katharopoulos (elu + 1, normalised) and the identity
+# map without normaliser (as RetNet / GLA without their decay or gates).
+KINDS = {"elu-norm": {"FEATURE": 1, "NORMALIZE": "true"},
+         "identity": {"FEATURE": 0, "NORMALIZE": "false"}}
+PROVIDERS = ["tilec-linear", "tilec-softmax", "torch-chunked", "torch-compile"]
+
+
+SMS = 132  # H100 SXM; only picks BV
+
+
+def linear_schedule(D, bh=None):
+    """(BV, num_warps): value columns per program and warps, spill-free at
+    D = 64 (4 warps) and D = 128 (value blocks of 32, 8 warps; C <= 32).
+    The grid is (D / BV, B·H) programs that each run every chunk in turn:
+    with fewer programs than SMs (long sequences, few heads) D = 64 splits
+    into BV = 32 too, recomputing φQ·φKᵀ twice to keep twice the SMs busy."""
+    if D > 64:
+        return (32, 8)
+    return (32, 4) if bh is not None and bh * (D // 64) < SMS else (64, 4)
+
+
+def linear_flops(s, C):
+    """Flops the chunked algorithm executes: per chunk of C tokens and head
+    φQ·φKᵀ and A·V (2·C²·D each, the masked half included) and φQ·S, φKᵀ·V
+    (2·C·D² each): per token 4·C·D + 4·D²."""
+    return s["B"] * s["H"] * s["S"] * (4 * C * s["D"] + 4 * s["D"] ** 2)
+
+
+def softmax_flops(s):
+    """Causal softmax attention: 4·S²·D per head, halved (attention_fwd.py)."""
+    return 2 * s["B"] * s["H"] * s["S"] ** 2 * s["D"]
+
+
+def shapes(dtypes, head_dims, seqlens, tokens=TOKENS):
+    for dt in dtypes:
+        for D in head_dims:
+            for S in seqlens:
+                yield dict(dtype=dt, D=D, causal=True, S=S, B=max(1, tokens // S),
+                           H=max(1, HIDDEN // D))
+
+
+def crossover(points):
+    """points: [(seqlen, linear tokens/s, softmax tokens/s)]. The smallest
+    seqlen from which linear is faster at every larger seqlen, else None."""
+    best = None
+    for S, lin, soft in sorted(points, reverse=True):
+        if lin is None or soft is None or lin <= soft:
+            break
+        best = S
+    return best
+
+
+class LinearTilec(af.Tilec):
+    """Compiles linear_attn.tile variants (cached): -D T, D, C, BV and the
+    kind's FEATURE / NORMALIZE, -num-warps."""
+
+    def linear_args(self, T, D, C, kind, bv, warps):
+        defs = dict(T=T, D=D, C=C, BV=bv, **KINDS[kind])
+        out = [self.exe, self.tile, f"-arch={self.arch}", f"-num-warps={warps}"]
+        for k, v in defs.items():
+            out += ["-D", f"{k}={v}"]
+        return out
+
+    def compile_linear(self, T, D, C, kind, bh=None):
+        import subprocess
+        bv, warps = linear_schedule(D, bh)
+        key = ("linear", T, D, C, kind, bv, warps)
+        if key not in self.cache:
+            prefix = self.dir / f"la_{T}_d{D}_c{C}_{kind}_bv{bv}"
+            r = subprocess.run(self.linear_args(T, D, C, kind, bv, warps) + ["-o", str(prefix)],
+                               capture_output=True, text=True, env=self.env)
+            if r.returncode != 0:
+                lines = r.stderr.strip().splitlines() or ["?"]
+                self.cache[key] = RuntimeError("tilec failed: " + next(
+                    (ln for ln in lines if "error" in ln), lines[0]))
+            else:
+                man = json.loads(Path(f"{prefix}.manifest.json").read_text())
+                names = [p["name"] for p in man["params"]]
+                if names[:len(LINEAR_ARGS)] != LINEAR_ARGS:
+                    raise SystemExit(f"error: {self.tile} takes {names}, the bench passes {LINEAR_ARGS}")
+                self.cache[key] = (f"{prefix}.ptx", man)
+        if isinstance(self.cache[key], Exception):
+            raise self.cache[key]
+        return self.cache[key]
+
+
+def linear_runner(lt, s, C, kind):
+    """fn(q, k, v) -> o launching linear_attn on [B, H, S, D] tensors."""
+    import cupy
+    import torch
+    bh, D = s["B"] * s["H"], s["D"]
+    ptx, man = lt.compile_linear(af.DTYPES[s["dtype"]], D, C, kind, bh)
+    module = cupy.RawModule(path=ptx)
+    func = module.get_function(man["kernelName"])
+    cufunc = func.kernel if hasattr(func, "kernel") else func
+    smem = int(man.get("sharedMemoryBytes", 0))
+    if smem > 48 * 1024:
+        func.max_dynamic_shared_size_bytes = smem
+    bv, _ = linear_schedule(D, bh)
+    launch = af.KernelLauncher(man, cufunc.ptr, (D // bv, bh, 1), (int(man["blockSize"]), 1, 1),
+                               smem, torch.cuda.current_stream().cuda_stream,
+                               keep=(module, func, cufunc))
+    dev = "cuda"
+    gamma = torch.ones(s["H"], device=dev, dtype=torch.float32)
+    state = torch.empty(bh, D, D, device=dev, dtype=torch.float32)
+    z = torch.empty(bh, D, device=dev, dtype=torch.float32)
+
+    def fn(q, k, v):
+        o = torch.empty_like(q)
+        launch(q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(), gamma.data_ptr(),
+               state.data_ptr(), z.data_ptr(), state.data_ptr(), z.data_ptr(),
+               s["S"], s["H"], D ** -0.5)
+        return o
+    return fn
+
+
+def torch_chunked(q, k, v, C, kind, dtype=None):
+    """The chunked form in PyTorch ([B, H, S, D]): per chunk the masked
+    φQ·φKᵀ times V, plus φQ times the state of the chunks before it (an
+    exclusive cumsum of the per-chunk φKᵀ·V, f32); products in `dtype`
+    (default: the inputs')."""
+    import torch
+    B, H, S, D = q.shape
+    dt = dtype or q.dtype
+    n = -(-S // C)
+    pad = n * C - S
+
+    def phi(x):
+        x = x.float()
+        return torch.nn.functional.elu(x) + 1 if kind == "elu-norm" else x
+
+    fq, fk = phi(q) * D ** -0.5, phi(k)
+    vv = v.float()
+    if pad:
+        fq, fk, vv = (torch.nn.functional.pad(t, (0, 0, 0, pad)) for t in (fq, fk, vv))
+    Q, K, V = (t.reshape(B, H, n, C, D).to(dt) for t in (fq, fk, vv))
+    mask = torch.ones(C, C, device=q.device, dtype=torch.bool).tril()
+    A = (Q @ K.transpose(-1, -2)).float().masked_fill(~mask, 0.0)
+    kv = (K.transpose(-1, -2) @ V).float()
+    states = kv.cumsum(2) - kv
+    o = (A.to(dt) @ V).float() + (Q @ states.to(dt)).float()
+    if kind == "elu-norm":
+        kz = K.float().sum(3)
+        z = kz.cumsum(2) - kz
+        den = A.sum(-1) + (Q.float() * z[:, :, :, None, :]).sum(-1)
+        o = o / den[..., None]
+    return o.reshape(B, H, n * C, D)[:, :, :S].to(q.dtype)
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--tilec", default="tilec")
+    p.add_argument("--dtype", nargs="+", default=["bf16"], choices=list(af.DTYPES))
+    p.add_argument("--head-dim", nargs="+", type=int, default=[64], choices=[64, 128])
+    p.add_argument("--seqlen", nargs="+", type=int, default=SEQLENS)
+    p.add_argument("--chunk", type=int, default=64, choices=[32, 64, 128])
+    p.add_argument("--kind", default="elu-norm", choices=list(KINDS))
+    p.add_argument("--providers", nargs="+", default=PROVIDERS, choices=PROVIDERS)
+    p.add_argument("--arch", default=None, help="--dry-run's arch (default sm_90a)")
+    p.add_argument("--min-runs", type=int, default=10)
+    p.add_argument("--min-ms", type=float, default=200.0)
+    p.add_argument("--warmup-ms", type=float, default=100.0)
+    p.add_argument("--out", default=None, help="directory for results.json")
+    p.add_argument("--dry-run", action="store_true", help="compile every tilec kernel, no GPU")
+    p.add_argument("--self-test", action="store_true", help="the pure-Python logic, no GPU")
+    return p.parse_args(argv)
+
+
+def self_test():
+    """--self-test: crossover, flop counts, shape plan; no GPU or torch."""
+    assert crossover([(1024, 1.0, 2.0), (4096, 3.0, 2.0), (8192, 5.0, 1.0)]) == 4096
+    assert crossover([(1024, 3.0, 2.0), (4096, 1.0, 2.0), (8192, 5.0, 1.0)]) == 8192
+    assert crossover([(1024, 1.0, 2.0), (8192, 1.0, 2.0)]) is None
+    assert crossover([(1024, 2.0, 1.0), (8192, 3.0, 1.0)]) == 1024
+    assert crossover([(1024, 2.0, 1.0), (8192, None, 1.0)]) is None
+    s = dict(dtype="bf16", D=64, causal=True, S=4096, B=16, H=16)
+    assert linear_flops(s, 64) == 16 * 16 * 4096 * (4 * 64 * 64 + 4 * 64 * 64)
+    assert softmax_flops(s) == 2 * 16 * 16 * 4096 ** 2 * 64
+    plan = list(shapes(["bf16"], [64, 128], SEQLENS))
+    assert all(x["B"] * x["S"] == TOKENS for x in plan), "same tokens at every seqlen"
+    assert all(x["H"] * x["D"] == HIDDEN for x in plan)
+    assert linear_schedule(64) == (64, 4) and linear_schedule(128) == (32, 8)
+    assert linear_schedule(64, 32) == (32, 4) and linear_schedule(64, 1024) == (64, 4)
+    print("self-test: ok")
+
+
+def arch_of_device():
+    import torch
+    major, minor = torch.cuda.get_device_capability()
+    return "sm_90a" if (major, minor) == (9, 0) else "sm_80"
+
+
+def softmax_cfg(table, s):
+    return af.lookup(table, af.table_keys(s), s["S"]) if table else af.KERNEL_DEFAULT
+
+
+def dry_run(a):
+    arch = a.arch or "sm_90a"
+    with tempfile.TemporaryDirectory() as work:
+        lt = LinearTilec(a.tilec, LINEAR_TILE, arch, work)
+        sm = af.Tilec(a.tilec, af.TILE, arch, work)
+        table = load_softmax_table(arch)
+        bad = 0
+        for s in shapes(a.dtype, a.head_dim, a.seqlen):
+            T = af.DTYPES[s["dtype"]]
+            bv, warps = linear_schedule(s["D"], s["B"] * s["H"])
+            line = (f"{s['dtype']} D={s['D']} S={s['S']} B={s['B']} H={s['H']}: "
+                    f"linear C={a.chunk} BV={bv} W={warps} grid ({s['D'] // bv}, {s['B'] * s['H']})")
+            try:
+                lt.compile_linear(T, s["D"], a.chunk, a.kind, s["B"] * s["H"])
+                cfg = softmax_cfg(table, s)
+                sm.compile(T, s["D"], True, cfg)
+                line += f"; softmax {af.cfg_str(cfg)}: compiled"
+            except RuntimeError as e:
+                line += f": {e}"
+                bad += 1
+            print(line)
+    return 1 if bad else 0
+
+
+def load_softmax_table(arch):
+    path = af.CONFIGS / f"flash_fwd.{arch}.json"
+    if not path.exists():
+        return None
+    table = af.load_table(str(path))
+    table["_path"] = str(path)
+    return table
+
+
+def run(a):
+    import torch
+    arch = arch_of_device()
+    l2 = torch.cuda.get_device_properties(0).L2_cache_size
+    work = tempfile.mkdtemp(prefix="linear-bench-")
+    lt = LinearTilec(a.tilec, LINEAR_TILE, arch, work)
+    sm = af.Tilec(a.tilec, af.TILE, arch, work)
+    table = load_softmax_table(arch)
+    compiled = torch.compile(torch_chunked, dynamic=False)
+    rows, status = [], 0
+    print(f"{torch.cuda.get_device_name(0)}, {arch}, kind {a.kind}, chunk {a.chunk}, "
+          f"{TOKENS} tokens per shape, hidden {HIDDEN}")
+    print(f"{'dtype':5} {'D':>4} {'S':>6} {'B':>3} {'H':>3} {'provider':14} {'ms':>9} "
+          f"{'Mtok/s':>9} {'TFLOP/s':>8} {'rel_l2':>8} status")
+    for s in shapes(a.dtype, a.head_dim, a.seqlen):
+        inputs = af.make_inputs(s, l2)
+        ref = torch_chunked(*inputs[0], a.chunk, a.kind, dtype=torch.float32).float()
+        runners = {}
+        for p in a.providers:
+            try:
+                if p == "tilec-linear":
+                    runners[p] = (linear_runner(lt, s, a.chunk, a.kind), linear_flops(s, a.chunk))
+                elif p == "tilec-softmax":
+                    fn = af.tilec_runner(sm, s, softmax_cfg(table, s))
+                    runners[p] = ((lambda f: lambda q, k, v: f(q, k, v)[0])(fn), softmax_flops(s))
+                elif p == "torch-chunked":
+                    runners[p] = ((lambda q, k, v: torch_chunked(q, k, v, a.chunk, a.kind)),
+                                  linear_flops(s, a.chunk))
+                else:
+                    runners[p] = ((lambda q, k, v: compiled(q, k, v, a.chunk, a.kind)),
+                                  linear_flops(s, a.chunk))
+            except Exception as e:  # one provider's failure is a row, not the end
+                rows.append(dict(s, provider=p, status="error", error=str(e)))
+                print(f"{s['dtype']:5} {s['D']:4} {s['S']:6} {s['B']:3} {s['H']:3} {p:14} error: {e}")
+                status = 1
+        for p, (fn, fl) in runners.items():
+            row = dict(s, provider=p)
+            try:
+                out = fn(*inputs[0])
+                torch.cuda.synchronize()
+                if p != "tilec-softmax":  # softmax attention computes another function
+                    row["rel_l2"] = ((out.float() - ref).norm() / ref.norm()).item()
+                ms, _ = af.time_ms(fn, inputs, a.min_runs, a.min_ms, a.warmup_ms)
+                row.update(ms=ms, tokens_per_s=s["B"] * s["S"] / (ms * 1e-3),
+                           tflops=fl / (ms * 1e-3) / 1e12)
+                row["status"] = "PASS" if row.get("rel_l2", 0.0) <= af.RTOL else "FAIL"
+            except Exception as e:
+                row.update(status="error", error=str(e))
+            status |= row["status"] != "PASS"
+            rows.append(row)
+            print(f"{s['dtype']:5} {s['D']:4} {s['S']:6} {s['B']:3} {s['H']:3} {p:14} "
+                  f"{row.get('ms', float('nan')):9.3f} {row.get('tokens_per_s', 0) / 1e6:9.1f} "
+                  f"{row.get('tflops', 0):8.1f} {row.get('rel_l2', float('nan')):8.1e} "
+                  f"{row['status']}{'  ' + row['error'] if 'error' in row else ''}", flush=True)
+        del inputs
+    summary = summarize(rows, a)
+    if a.out:
+        out = Path(a.out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "linear_attention.json").write_text(json.dumps(
+            {"meta": {"device": torch.cuda.get_device_name(0), "arch": arch, "argv": sys.argv,
+                      "tokens": TOKENS, "hidden": HIDDEN, "kind": a.kind, "chunk": a.chunk},
+             "results": rows, "summary": summary}, indent=1))
+    return status
+
+
+def summarize(rows, a):
+    """Crossover against tilec's softmax attention, and ratios (printed)."""
+    def tps(p, s):
+        r = next((r for r in rows if r["provider"] == p and r["S"] == s["S"]
+                  and r["D"] == s["D"] and r["dtype"] == s["dtype"] and "tokens_per_s" in r), None)
+        return r["tokens_per_s"] if r else None
+    out = []
+    for dt in a.dtype:
+        for D in a.head_dim:
+            plan = list(shapes([dt], [D], a.seqlen))
+            pts = [(s["S"], tps("tilec-linear", s), tps("tilec-softmax", s)) for s in plan]
+            x = crossover(pts)
+            last = plan[-1]
+            lin, soft, comp = (tps(p, last) for p in ("tilec-linear", "tilec-softmax", "torch-compile"))
+            item = {"dtype": dt, "D": D, "crossover_seqlen": x,
+                    f"linear_over_softmax_at_{last['S']}": lin / soft if lin and soft else None,
+                    "linear_over_torch_compile": {s["S"]: (tps("tilec-linear", s) or 0) /
+                                                  tps("torch-compile", s)
+                                                  for s in plan if tps("torch-compile", s)}}
+            out.append(item)
+            print(f"\n{dt} D={D}: linear attention is faster than causal softmax attention "
+                  f"from seqlen {x if x else 'never (in this sweep)'}; at {last['S']}: "
+                  f"{lin / soft if lin and soft else float('nan'):.2f}x softmax, "
+                  f"{lin / comp if lin and comp else float('nan'):.2f}x torch.compile")
+    return out
+
+
+def main(argv=None):
+    a = parse_args(argv)
+    if a.self_test:
+        self_test()
+        return 0
+    if a.dry_run:
+        return dry_run(a)
+    return run(a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
