@@ -22,8 +22,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import attention_fwd as af  # noqa: E402
+from linear_torch import torch_chunked  # noqa: E402
 
 LINEAR_TILE = af.ROOT / "examples" / "attention" / "linear_attn.tile"
+BWD_TILE = af.ROOT / "examples" / "attention" / "linear_attn_bwd.tile"
+BWD_KERNELS = ["linear_attn_bwd_dq", "linear_attn_bwd_dk", "linear_attn_bwd_dv"]
+BWD_ARGS = ["q", "k", "v", "do", None, "gamma", "seqlen", "heads", "scale"]  # None: dq/dk/dv
 SEQLENS = [1024, 2048, 4096, 8192, 16384, 32768, 65536]
 TOKENS = 65536   # batch = TOKENS / seqlen
 HIDDEN = 2048    # heads = HIDDEN / head_dim, as in attention_fwd.py
@@ -34,7 +38,7 @@ LINEAR_ARGS = ["q", "k", "v", "o", "gamma", "state_in", "z_in", "state_out", "z_
 # map without normaliser (as RetNet / GLA without their decay or gates).
 KINDS = {"elu-norm": {"FEATURE": 1, "NORMALIZE": "true"},
          "identity": {"FEATURE": 0, "NORMALIZE": "false"}}
-PROVIDERS = ["tilec-linear", "tilec-softmax", "torch-chunked", "torch-compile"]
+PROVIDERS = ["tilec-linear", "tilec-softmax", "torch-chunked", "torch-compile", "tilec-linear-bwd"]
 
 
 SMS = 132  # H100 SXM; only picks BV
@@ -86,20 +90,31 @@ class LinearTilec(af.Tilec):
     """Compiles linear_attn.tile variants (cached): -D T, D, C, BV and the
     kind's FEATURE / NORMALIZE, -num-warps."""
 
-    def linear_args(self, T, D, C, kind, bv, warps):
-        defs = dict(T=T, D=D, C=C, BV=bv, **KINDS[kind])
-        out = [self.exe, self.tile, f"-arch={self.arch}", f"-num-warps={warps}"]
+    def linear_args(self, T, D, C, kind, bv, warps, bwd=None):
+        """tilec's command line for linear_attn.tile, or with `bwd` for that
+        kernel of linear_attn_bwd.tile (no normaliser: the backward has none)."""
+        defs = dict(T=T, D=D, C=C, **KINDS[kind])
+        if bwd:
+            del defs["NORMALIZE"]
+            defs["BK"] = bv
+        else:
+            defs["BV"] = bv
+        out = [self.exe, str(BWD_TILE if bwd else self.tile), f"-arch={self.arch}",
+               f"-num-warps={warps}"] + (["--kernel", bwd] if bwd else [])
         for k, v in defs.items():
             out += ["-D", f"{k}={v}"]
         return out
 
-    def compile_linear(self, T, D, C, kind, bh=None):
+    def compile_linear(self, T, D, C, kind, bh=None, bwd=None):
+        """(ptx, manifest) of linear_attn.tile or, with `bwd`, of that backward
+        kernel, at the schedule linear_schedule picks."""
         import subprocess
         bv, warps = linear_schedule(D, bh)
-        key = ("linear", T, D, C, kind, bv, warps)
+        key = ("linear", T, D, C, kind, bv, warps, bwd)
         if key not in self.cache:
-            prefix = self.dir / f"la_{T}_d{D}_c{C}_{kind}_bv{bv}"
-            r = subprocess.run(self.linear_args(T, D, C, kind, bv, warps) + ["-o", str(prefix)],
+            prefix = self.dir / f"la_{T}_d{D}_c{C}_{kind}_bv{bv}_{bwd or 'fwd'}"
+            args = self.linear_args(T, D, C, kind, bv, warps, bwd)
+            r = subprocess.run(args + ["-o", str(prefix)],
                                capture_output=True, text=True, env=self.env)
             if r.returncode != 0:
                 lines = r.stderr.strip().splitlines() or ["?"]
@@ -108,8 +123,9 @@ class LinearTilec(af.Tilec):
             else:
                 man = json.loads(Path(f"{prefix}.manifest.json").read_text())
                 names = [p["name"] for p in man["params"]]
-                if names[:len(LINEAR_ARGS)] != LINEAR_ARGS:
-                    raise SystemExit(f"error: {self.tile} takes {names}, the bench passes {LINEAR_ARGS}")
+                want = [a or bwd[len("linear_attn_bwd_"):] for a in BWD_ARGS] if bwd else LINEAR_ARGS
+                if names[:len(want)] != want:
+                    raise SystemExit(f"error: {man['kernelName']} takes {names}, the bench passes {want}")
                 self.cache[key] = (f"{prefix}.ptx", man)
         if isinstance(self.cache[key], Exception):
             raise self.cache[key]
@@ -146,37 +162,35 @@ def linear_runner(lt, s, C, kind):
     return fn
 
 
-def torch_chunked(q, k, v, C, kind, dtype=None):
-    """The chunked form in PyTorch ([B, H, S, D]): per chunk the masked
-    φQ·φKᵀ times V, plus φQ times the state of the chunks before it (an
-    exclusive cumsum of the per-chunk φKᵀ·V, f32); products in `dtype`
-    (default: the inputs')."""
+def linear_bwd_runner(lt, s, C, kind):
+    """fn(q, k, v) -> dq launching dq, dk and dv of linear_attn_bwd.tile (dO = q:
+    the timing does not depend on the values)."""
+    import cupy
     import torch
-    B, H, S, D = q.shape
-    dt = dtype or q.dtype
-    n = -(-S // C)
-    pad = n * C - S
+    bh, D = s["B"] * s["H"], s["D"]
+    bv, _ = linear_schedule(D, bh)
+    launches = []
+    for name in BWD_KERNELS:
+        ptx, man = lt.compile_linear(af.DTYPES[s["dtype"]], D, C, kind, bh, bwd=name)
+        module = cupy.RawModule(path=ptx)
+        func = module.get_function(man["kernelName"])
+        cufunc = func.kernel if hasattr(func, "kernel") else func
+        smem = int(man.get("sharedMemoryBytes", 0))
+        if smem > 48 * 1024:
+            func.max_dynamic_shared_size_bytes = smem
+        launches.append(af.KernelLauncher(man, cufunc.ptr, (D // bv, bh, 1),
+                                          (int(man["blockSize"]), 1, 1), smem,
+                                          torch.cuda.current_stream().cuda_stream,
+                                          keep=(module, func, cufunc)))
+    gamma = torch.ones(s["H"], device="cuda", dtype=torch.float32)
 
-    def phi(x):
-        x = x.float()
-        return torch.nn.functional.elu(x) + 1 if kind == "elu-norm" else x
-
-    fq, fk = phi(q) * D ** -0.5, phi(k)
-    vv = v.float()
-    if pad:
-        fq, fk, vv = (torch.nn.functional.pad(t, (0, 0, 0, pad)) for t in (fq, fk, vv))
-    Q, K, V = (t.reshape(B, H, n, C, D).to(dt) for t in (fq, fk, vv))
-    mask = torch.ones(C, C, device=q.device, dtype=torch.bool).tril()
-    A = (Q @ K.transpose(-1, -2)).float().masked_fill(~mask, 0.0)
-    kv = (K.transpose(-1, -2) @ V).float()
-    states = kv.cumsum(2) - kv
-    o = (A.to(dt) @ V).float() + (Q @ states.to(dt)).float()
-    if kind == "elu-norm":
-        kz = K.float().sum(3)
-        z = kz.cumsum(2) - kz
-        den = A.sum(-1) + (Q.float() * z[:, :, :, None, :]).sum(-1)
-        o = o / den[..., None]
-    return o.reshape(B, H, n * C, D)[:, :, :S].to(q.dtype)
+    def fn(q, k, v):
+        grads = [torch.empty_like(q) for _ in launches]
+        for launch, g in zip(launches, grads):
+            launch(q.data_ptr(), k.data_ptr(), v.data_ptr(), q.data_ptr(), g.data_ptr(),
+                   gamma.data_ptr(), s["S"], s["H"], D ** -0.5)
+        return grads[0]
+    return fn
 
 
 def parse_args(argv=None):
@@ -240,9 +254,11 @@ def dry_run(a):
                     f"linear C={a.chunk} BV={bv} W={warps} grid ({s['D'] // bv}, {s['B'] * s['H']})")
             try:
                 lt.compile_linear(T, s["D"], a.chunk, a.kind, s["B"] * s["H"])
+                for name in BWD_KERNELS:
+                    lt.compile_linear(T, s["D"], a.chunk, a.kind, s["B"] * s["H"], bwd=name)
                 cfg = softmax_cfg(table, s)
                 sm.compile(T, s["D"], True, cfg)
-                line += f"; softmax {af.cfg_str(cfg)}: compiled"
+                line += f"; backward; softmax {af.cfg_str(cfg)}: compiled"
             except RuntimeError as e:
                 line += f": {e}"
                 bad += 1
@@ -287,9 +303,12 @@ def run(a):
                 elif p == "torch-chunked":
                     runners[p] = ((lambda q, k, v: torch_chunked(q, k, v, a.chunk, a.kind)),
                                   linear_flops(s, a.chunk))
-                else:
+                elif p == "torch-compile":
                     runners[p] = ((lambda q, k, v: compiled(q, k, v, a.chunk, a.kind)),
                                   linear_flops(s, a.chunk))
+                else:  # three scans of about a forward's products each
+                    runners[p] = (linear_bwd_runner(lt, s, a.chunk, a.kind),
+                                  3 * linear_flops(s, a.chunk))
             except Exception as e:  # one provider's failure is a row, not the end
                 rows.append(dict(s, provider=p, status="error", error=str(e)))
                 print(f"{s['dtype']:5} {s['D']:4} {s['S']:6} {s['B']:3} {s['H']:3} {p:14} error: {e}")
@@ -299,7 +318,8 @@ def run(a):
             try:
                 out = fn(*inputs[0])
                 torch.cuda.synchronize()
-                if p != "tilec-softmax":  # softmax attention computes another function
+                if p not in ("tilec-softmax", "tilec-linear-bwd"):  # other functions (the
+                    # backward's parity: tile-gpu-linear-attn-bwd)
                     row["rel_l2"] = ((out.float() - ref).norm() / ref.norm()).item()
                 ms, _ = af.time_ms(fn, inputs, a.min_runs, a.min_ms, a.warmup_ms)
                 row.update(ms=ms, tokens_per_s=s["B"] * s["S"] / (ms * 1e-3),

@@ -99,7 +99,7 @@ if [[ -x $DEST/bin/tile-gpu-tests && -f $DEST/test/GPU/suites.txt ]]; then
 fi
 for t in tile-gpu-persistent tile-gpu-cta-programs tile-gpu-launch-contract \
          tile-gpu-varlen tile-gpu-decode tile-gpu-attention-api tile-gpu-bwd \
-         tile-gpu-philox tile-gpu-linear-attn; do
+         tile-gpu-philox tile-gpu-linear-attn tile-gpu-linear-attn-bwd; do
   [[ -x $DEST/bin/$t ]] && run_step "$t" "$DEST/bin/$t"
 done
 if [[ -x $DEST/bin/tilec && -f $DEST/examples/attention/flash_fwd.tile ]]; then
