@@ -255,13 +255,15 @@ void runConfig(Kernels &ks, const LinConfig &c, const std::vector<int> &lens,
       fail(check("z", z, zRef, 1e-2, worst));
     }
     // Prefix, then the suffix from the prefix's state (INITIAL).
-    if (len > 1 && c.c == 64) {
-      const Expected<Kernel> &init = ks.get(c, false, true);
+    const Expected<Kernel> *init =
+        len > 1 && c.c == 64 ? &ks.get(c, false, true) : nullptr;
+    if (init && !*init)
+      fail("INITIAL compile: " + init->error());
+    if (init && *init) {
       int p = len / 2 + 1;
       Inputs pre = slice(in, c.d, 0, p), suf = slice(in, c.d, p, len - p);
       Outputs a = runForward(ks.dev, *fwd, c, pre, nullptr, nullptr);
-      Outputs b = init ? runForward(ks.dev, *init, c, suf, &a.state, &a.z)
-                       : Outputs{{}, {}, {}, init.error(), ""};
+      Outputs b = runForward(ks.dev, **init, c, suf, &a.state, &a.z);
       if (!a.error.empty() || !b.error.empty()) {
         totals.fatal = true;
         return report(totals, c.name(), false, a.error + b.error);
