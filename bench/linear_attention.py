@@ -33,7 +33,9 @@ TOKENS = 65536   # batch = TOKENS / seqlen
 HIDDEN = 2048    # heads = HIDDEN / head_dim, as in attention_fwd.py
 # The kernel's arguments, in order (checked against the manifest).
 LINEAR_ARGS = ["q", "k", "v", "o", "gamma", "state_in", "z_in", "state_out", "z_out",
-               "seqlen", "heads", "scale"]
+               "seqlen", "heads", "scale", "seg_state", "seg_z", "seg_len"]
+SEGSUM_TILE = af.ROOT / "examples" / "attention" / "linear_attn_segsum.tile"
+SEGSUM_ARGS = ["k", "v", "gamma", "seg_state", "seg_z", "seqlen", "heads", "seg_len"]
 # The kernel variants: Katharopoulos (elu + 1, normalised) and the identity
 # map without normaliser (as RetNet / GLA without their decay or gates).
 KINDS = {"elu-norm": {"FEATURE": 1, "NORMALIZE": "true"},
@@ -41,18 +43,26 @@ KINDS = {"elu-norm": {"FEATURE": 1, "NORMALIZE": "true"},
 PROVIDERS = ["tilec-linear", "tilec-softmax", "torch-chunked", "torch-compile", "tilec-linear-bwd"]
 
 
-SMS = 132  # H100 SXM; only picks BV
+SMS = 132  # H100 SXM: how many programs fill the GPU
 
 
-def linear_schedule(D, bh=None):
+def linear_schedule(D):
     """(BV, num_warps): value columns per program and warps, spill-free at
-    D = 64 (4 warps) and D = 128 (value blocks of 32, 8 warps; C <= 32).
-    The grid is (D / BV, B·H) programs that each run every chunk in turn:
-    with fewer programs than SMs (long sequences, few heads) D = 64 splits
-    into BV = 32 too, recomputing φQ·φKᵀ twice to keep twice the SMs busy."""
-    if D > 64:
-        return (32, 8)
-    return (32, 4) if bh is not None and bh * (D // 64) < SMS else (64, 4)
+    D = 64 (4 warps) and D = 128 (value blocks of 32, 8 warps; C <= 32)."""
+    return (64, 4) if D <= 64 else (32, 8)
+
+
+def segments(S, C, programs):
+    """(segment count, segment rows) of the segmented forward: one segment
+    while the (D / BV, B·H) programs give each SM two, else enough segments
+    for that, each of at least 4 chunks (every segment is a program that
+    runs its chunks in turn; linear_attn_segsum.tile first sums each
+    segment's state)."""
+    if programs >= 2 * SMS:
+        return 1, S
+    nseg = max(1, min(math.ceil(2 * SMS / programs), S // (4 * C)))
+    seg_len = math.ceil(S / nseg / C) * C
+    return math.ceil(S / seg_len), seg_len
 
 
 def linear_flops(s, C):
@@ -90,30 +100,37 @@ class LinearTilec(af.Tilec):
     """Compiles linear_attn.tile variants (cached): -D T, D, C, BV and the
     kind's FEATURE / NORMALIZE, -num-warps."""
 
-    def linear_args(self, T, D, C, kind, bv, warps, bwd=None):
-        """tilec's command line for linear_attn.tile, or with `bwd` for that
-        kernel of linear_attn_bwd.tile (no normaliser: the backward has none)."""
+    def linear_args(self, T, D, C, kind, variant=None):
+        """tilec's command line for linear_attn.tile; variant "seg": its
+        SEGMENTED form, "segsum": linear_attn_segsum.tile, a backward kernel's
+        name: that kernel of linear_attn_bwd.tile (no normaliser: the backward
+        has none)."""
+        bv, warps = linear_schedule(D)
         defs = dict(T=T, D=D, C=C, **KINDS[kind])
+        tile, bwd = self.tile, variant in BWD_KERNELS
         if bwd:
             del defs["NORMALIZE"]
             defs["BK"] = bv
+            tile = BWD_TILE
         else:
             defs["BV"] = bv
-        out = [self.exe, str(BWD_TILE if bwd else self.tile), f"-arch={self.arch}",
-               f"-num-warps={warps}"] + (["--kernel", bwd] if bwd else [])
+        if variant == "seg":
+            defs["SEGMENTED"] = "true"
+        if variant == "segsum":
+            tile = SEGSUM_TILE
+        out = [self.exe, str(tile), f"-arch={self.arch}", f"-num-warps={warps}"]
+        out += ["--kernel", variant] if bwd else []
         for k, v in defs.items():
             out += ["-D", f"{k}={v}"]
         return out
 
-    def compile_linear(self, T, D, C, kind, bh=None, bwd=None):
-        """(ptx, manifest) of linear_attn.tile or, with `bwd`, of that backward
-        kernel, at the schedule linear_schedule picks."""
+    def compile_linear(self, T, D, C, kind, variant=None):
+        """(ptx, manifest) of a linear_args variant."""
         import subprocess
-        bv, warps = linear_schedule(D, bh)
-        key = ("linear", T, D, C, kind, bv, warps, bwd)
+        key = ("linear", T, D, C, kind, variant)
         if key not in self.cache:
-            prefix = self.dir / f"la_{T}_d{D}_c{C}_{kind}_bv{bv}_{bwd or 'fwd'}"
-            args = self.linear_args(T, D, C, kind, bv, warps, bwd)
+            prefix = self.dir / f"la_{T}_d{D}_c{C}_{kind}_{variant or 'fwd'}"
+            args = self.linear_args(T, D, C, kind, variant)
             r = subprocess.run(args + ["-o", str(prefix)],
                                capture_output=True, text=True, env=self.env)
             if r.returncode != 0:
@@ -123,7 +140,9 @@ class LinearTilec(af.Tilec):
             else:
                 man = json.loads(Path(f"{prefix}.manifest.json").read_text())
                 names = [p["name"] for p in man["params"]]
-                want = [a or bwd[len("linear_attn_bwd_"):] for a in BWD_ARGS] if bwd else LINEAR_ARGS
+                want = ([a or variant[len("linear_attn_bwd_"):] for a in BWD_ARGS]
+                        if variant in BWD_KERNELS else SEGSUM_ARGS if variant == "segsum"
+                        else LINEAR_ARGS)
                 if names[:len(want)] != want:
                     raise SystemExit(f"error: {man['kernelName']} takes {names}, the bench passes {want}")
                 self.cache[key] = (f"{prefix}.ptx", man)
@@ -132,32 +151,44 @@ class LinearTilec(af.Tilec):
         return self.cache[key]
 
 
-def linear_runner(lt, s, C, kind):
-    """fn(q, k, v) -> o launching linear_attn on [B, H, S, D] tensors."""
+def load_kernel(lt, s, C, kind, variant, grid):
+    """A KernelLauncher of a compiled variant on torch's current stream."""
     import cupy
     import torch
-    bh, D = s["B"] * s["H"], s["D"]
-    ptx, man = lt.compile_linear(af.DTYPES[s["dtype"]], D, C, kind, bh)
+    ptx, man = lt.compile_linear(af.DTYPES[s["dtype"]], s["D"], C, kind, variant)
     module = cupy.RawModule(path=ptx)
     func = module.get_function(man["kernelName"])
     cufunc = func.kernel if hasattr(func, "kernel") else func
     smem = int(man.get("sharedMemoryBytes", 0))
     if smem > 48 * 1024:
         func.max_dynamic_shared_size_bytes = smem
-    bv, _ = linear_schedule(D, bh)
-    launch = af.KernelLauncher(man, cufunc.ptr, (D // bv, bh, 1), (int(man["blockSize"]), 1, 1),
-                               smem, torch.cuda.current_stream().cuda_stream,
-                               keep=(module, func, cufunc))
-    dev = "cuda"
-    gamma = torch.ones(s["H"], device=dev, dtype=torch.float32)
-    state = torch.empty(bh, D, D, device=dev, dtype=torch.float32)
-    z = torch.empty(bh, D, device=dev, dtype=torch.float32)
+    return af.KernelLauncher(man, cufunc.ptr, grid, (int(man["blockSize"]), 1, 1), smem,
+                             torch.cuda.current_stream().cuda_stream, keep=(module, func, cufunc))
+
+
+def linear_runner(lt, s, C, kind):
+    """fn(q, k, v) -> o launching linear_attn on [B, H, S, D] tensors: in one
+    pass, or segmented (segments()) after linear_attn_segsum."""
+    import torch
+    bh, D, S = s["B"] * s["H"], s["D"], s["S"]
+    bv, _ = linear_schedule(D)
+    nseg, seg_len = segments(S, C, D // bv * bh)
+    grid = (D // bv, bh, nseg)
+    main = load_kernel(lt, s, C, kind, "seg" if nseg > 1 else None, grid)
+    segsum = load_kernel(lt, s, C, kind, "segsum", grid) if nseg > 1 else None
+    f32 = dict(device="cuda", dtype=torch.float32)
+    gamma = torch.ones(s["H"], **f32)
+    state, z = torch.empty(bh, D, D, **f32), torch.empty(bh, D, **f32)
+    seg_state, seg_z = torch.empty(bh, nseg, D, D, **f32), torch.empty(bh, nseg, D, **f32)
 
     def fn(q, k, v):
         o = torch.empty_like(q)
-        launch(q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(), gamma.data_ptr(),
-               state.data_ptr(), z.data_ptr(), state.data_ptr(), z.data_ptr(),
-               s["S"], s["H"], D ** -0.5)
+        if segsum:
+            segsum(k.data_ptr(), v.data_ptr(), gamma.data_ptr(), seg_state.data_ptr(),
+                   seg_z.data_ptr(), S, s["H"], seg_len)
+        main(q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(), gamma.data_ptr(),
+             state.data_ptr(), z.data_ptr(), state.data_ptr(), z.data_ptr(),
+             S, s["H"], D ** -0.5, seg_state.data_ptr(), seg_z.data_ptr(), seg_len)
         return o
     return fn
 
@@ -165,23 +196,10 @@ def linear_runner(lt, s, C, kind):
 def linear_bwd_runner(lt, s, C, kind):
     """fn(q, k, v) -> dq launching dq, dk and dv of linear_attn_bwd.tile (dO = q:
     the timing does not depend on the values)."""
-    import cupy
     import torch
     bh, D = s["B"] * s["H"], s["D"]
-    bv, _ = linear_schedule(D, bh)
-    launches = []
-    for name in BWD_KERNELS:
-        ptx, man = lt.compile_linear(af.DTYPES[s["dtype"]], D, C, kind, bh, bwd=name)
-        module = cupy.RawModule(path=ptx)
-        func = module.get_function(man["kernelName"])
-        cufunc = func.kernel if hasattr(func, "kernel") else func
-        smem = int(man.get("sharedMemoryBytes", 0))
-        if smem > 48 * 1024:
-            func.max_dynamic_shared_size_bytes = smem
-        launches.append(af.KernelLauncher(man, cufunc.ptr, (D // bv, bh, 1),
-                                          (int(man["blockSize"]), 1, 1), smem,
-                                          torch.cuda.current_stream().cuda_stream,
-                                          keep=(module, func, cufunc)))
+    bv, _ = linear_schedule(D)
+    launches = [load_kernel(lt, s, C, kind, name, (D // bv, bh, 1)) for name in BWD_KERNELS]
     gamma = torch.ones(s["H"], device="cuda", dtype=torch.float32)
 
     def fn(q, k, v):
@@ -226,7 +244,12 @@ def self_test():
     assert all(x["B"] * x["S"] == TOKENS for x in plan), "same tokens at every seqlen"
     assert all(x["H"] * x["D"] == HIDDEN for x in plan)
     assert linear_schedule(64) == (64, 4) and linear_schedule(128) == (32, 8)
-    assert linear_schedule(64, 32) == (32, 4) and linear_schedule(64, 1024) == (64, 4)
+    assert segments(1024, 64, 2048) == (1, 1024)
+    assert segments(65536, 64, 32) == (9, 7296)      # ~2 programs per SM
+    assert segments(300, 64, 1) == (1, 320)          # at least 4 chunks each
+    for S, C, n in [(65536, 64, 32), (4097, 64, 8), (1000, 32, 3), (70000, 128, 64)]:
+        nseg, seg_len = segments(S, C, n)
+        assert seg_len % C == 0 and (nseg - 1) * seg_len < S <= nseg * seg_len
     print("self-test: ok")
 
 
@@ -249,13 +272,14 @@ def dry_run(a):
         bad = 0
         for s in shapes(a.dtype, a.head_dim, a.seqlen):
             T = af.DTYPES[s["dtype"]]
-            bv, warps = linear_schedule(s["D"], s["B"] * s["H"])
+            bv, warps = linear_schedule(s["D"])
+            nseg, seg_len = segments(s["S"], a.chunk, s["D"] // bv * s["B"] * s["H"])
             line = (f"{s['dtype']} D={s['D']} S={s['S']} B={s['B']} H={s['H']}: "
-                    f"linear C={a.chunk} BV={bv} W={warps} grid ({s['D'] // bv}, {s['B'] * s['H']})")
+                    f"linear C={a.chunk} BV={bv} W={warps} grid ({s['D'] // bv}, {s['B'] * s['H']}, "
+                    f"{nseg}) segment {seg_len}")
             try:
-                lt.compile_linear(T, s["D"], a.chunk, a.kind, s["B"] * s["H"])
-                for name in BWD_KERNELS:
-                    lt.compile_linear(T, s["D"], a.chunk, a.kind, s["B"] * s["H"], bwd=name)
+                for v in [None, "seg", "segsum"] + BWD_KERNELS if nseg > 1 else [None] + BWD_KERNELS:
+                    lt.compile_linear(T, s["D"], a.chunk, a.kind, v)
                 cfg = softmax_cfg(table, s)
                 sm.compile(T, s["D"], True, cfg)
                 line += f"; backward; softmax {af.cfg_str(cfg)}: compiled"

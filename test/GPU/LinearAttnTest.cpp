@@ -12,6 +12,8 @@
 //     untouched; rel-L2 of O <= 1e-2, of S and z <= 1e-2;
 //   * a prefix run's state fed to the INITIAL kernel on the suffix gives the
 //     suffix's outputs and the whole sequence's final state;
+//   * the segmented forward (linear_attn_segsum.tile, then SEGMENTED
+//     linear_attn over segments of 3 chunks) gives the same O, S and z;
 //   * the decode kernel run token by token from a zero state gives the
 //     reference outputs (rel-L2 <= 1e-2), a state within 1e-4 of fp64, and
 //     the chunked forward's final state within 1e-2.
@@ -50,9 +52,12 @@ struct Outputs {
   std::string outOfBounds;
 };
 
+/// One forward over `in`: linear_attn from `init`/`initZ` (INITIAL kernels),
+/// or, with `segsum`, the two segmented passes over segments of `segLen`.
 Outputs runForward(const Device &dev, const Kernel &kernel, const LinConfig &c,
                    const Inputs &in, const std::vector<float> *init,
-                   const std::vector<float> *initZ) {
+                   const std::vector<float> *initZ,
+                   const Kernel *segsum = nullptr, int segLen = 0) {
   Outputs r;
   const std::size_t eb = dtypeBytes(c.t), d = std::size_t(c.d);
   const std::size_t n = std::size_t(kBH) * in.len * d;
@@ -70,7 +75,11 @@ Outputs runForward(const Device &dev, const Kernel &kernel, const LinConfig &c,
                                      initZ ? initZ->size() * 4 : 0);
   Expected<DeviceBuffer> so = upload(dev, nullptr, kBH * d * d * 4, kGuard * 4);
   Expected<DeviceBuffer> zo = upload(dev, nullptr, kBH * d * 4, kGuard * 4);
-  for (const Expected<DeviceBuffer> *x : {&q, &k, &v, &o, &g, &si, &zi, &so, &zo})
+  const unsigned nseg = segsum ? unsigned((in.len + segLen - 1) / segLen) : 1;
+  Expected<DeviceBuffer> ss = upload(dev, nullptr, nseg * kBH * d * d * 4);
+  Expected<DeviceBuffer> sz = upload(dev, nullptr, nseg * kBH * d * 4);
+  for (const Expected<DeviceBuffer> *x :
+       {&q, &k, &v, &o, &g, &si, &zi, &so, &zo, &ss, &sz})
     if (!*x) {
       r.error = x->error();
       return r;
@@ -82,9 +91,18 @@ Outputs runForward(const Device &dev, const Kernel &kernel, const LinConfig &c,
       KernelArg::pointer(*g, "f32"),   KernelArg::pointer(*si, "f32"),
       KernelArg::pointer(*zi, "f32"),  KernelArg::pointer(*so, "f32"),
       KernelArg::pointer(*zo, "f32"),  KernelArg::int32(in.len),
-      KernelArg::int32(kHeads),        KernelArg::float32(float(c.scale()))};
-  std::array<unsigned, 3> grid = {unsigned(c.d / c.bv()), unsigned(kBH), 1};
-  Status s = kernel.launch(grid, args);
+      KernelArg::int32(kHeads),        KernelArg::float32(float(c.scale())),
+      KernelArg::pointer(*ss, "f32"),  KernelArg::pointer(*sz, "f32"),
+      KernelArg::int32(segLen)};
+  std::array<unsigned, 3> grid = {unsigned(c.d / c.bv()), unsigned(kBH), nseg};
+  Status s;
+  if (segsum)
+    s = segsum->launch(grid, {KernelArg::pointer(*k, tn), KernelArg::pointer(*v, tn),
+                              KernelArg::pointer(*g, "f32"), KernelArg::pointer(*ss, "f32"),
+                              KernelArg::pointer(*sz, "f32"), KernelArg::int32(in.len),
+                              KernelArg::int32(kHeads), KernelArg::int32(segLen)});
+  if (s.ok())
+    s = kernel.launch(grid, args);
   if (s.ok())
     s = dev.synchronize();
   std::vector<std::uint8_t> ob(o->size()), sb(so->size()), zb(zo->size());
@@ -195,14 +213,17 @@ std::string checkDecode(const Device &dev, const Kernel &kernel,
 struct Kernels {
   JIT &jit;
   const Device &dev;
-  std::string fwdPath, decodePath;
+  std::string fwdPath, decodePath, segsumPath;
   std::map<std::string, Expected<Kernel>> cache;
 
-  /// The forward (INITIAL as given) or the decode kernel of `c`, compiled
-  /// once; the error text of a failed compile.
-  const Expected<Kernel> &get(const LinConfig &c, bool decode, bool initial) {
-    std::string key = (decode ? "decode_" + c.decodeName() : c.name()) +
-                      (initial ? "_initial" : "");
+  /// The forward (INITIAL as given), the decode kernel, or (`segmented`)
+  /// the SEGMENTED forward and, as `decode`, its segsum pass, of `c`,
+  /// compiled once; the error text of a failed compile.
+  const Expected<Kernel> &get(const LinConfig &c, bool decode, bool initial,
+                              bool segmented = false) {
+    std::string key = (decode && !segmented ? "decode_" + c.decodeName()
+                                            : (decode ? "segsum_" : "") + c.name()) +
+                      (initial ? "_initial" : "") + (segmented ? "_seg" : "");
     auto it = cache.find(key);
     if (it != cache.end())
       return it->second;
@@ -211,15 +232,18 @@ struct Kernels {
                     {"BV", std::to_string(c.bv())},
                     {"FEATURE", c.elu ? "1" : "0"}, {"NORMALIZE", b(c.norm)},
                     {"DECAY", b(c.decay)}};
-    if (!decode) {
+    if (!decode || segmented)
       defs["C"] = std::to_string(c.c);
+    if (!decode) {
       defs["INITIAL"] = b(initial);
       defs["NONCAUSAL"] = b(c.noncausal);
+      defs["SEGMENTED"] = b(segmented);
     }
     Schedule sched;
-    sched.numWarps = decode ? 4 : 8;
+    sched.numWarps = decode && !segmented ? 4 : c.d == 64 ? 4 : 8;
     Expected<CompiledKernelRef> compiled = jit.compileFile(
-        decode ? decodePath : fwdPath, defs, "", dev.archString(), sched);
+        segmented && decode ? segsumPath : decode ? decodePath : fwdPath, defs,
+        "", dev.archString(), sched);
     Expected<Kernel> k = compiled ? jit.load(dev, **compiled)
                                   : Expected<Kernel>(Status::error(compiled.error()));
     return cache.emplace(key, std::move(k)).first->second;
@@ -284,6 +308,26 @@ void runConfig(Kernels &ks, const LinConfig &c, const std::vector<int> &lens,
       if (!c.noncausal)
         fail(check("state after a prefix", b.state, sRef, 1e-2, worst));
     }
+    // Segments of 3 chunks: the segsum pass, then every segment at once.
+    if (!c.noncausal && c.c == 64 && len > 1) {
+      const Expected<Kernel> &seg = ks.get(c, false, false, true);
+      const Expected<Kernel> &sum = ks.get(c, true, false, true);
+      if (!seg || !sum) {
+        fail("segmented compile: " + (seg ? sum.error() : seg.error()));
+      } else {
+        Outputs g = runForward(ks.dev, *seg, c, in, nullptr, nullptr, &*sum, 3 * c.c);
+        if (!g.error.empty()) {
+          totals.fatal = true;
+          return report(totals, c.name(), false, "segmented: " + g.error);
+        }
+        if (!g.outOfBounds.empty())
+          fail("segmented: written past the end of" + g.outOfBounds);
+        fail(check("segmented O", g.o, oRef, 1e-2, worst));
+        fail(check("segmented state", g.state, sRef, 1e-2, worst));
+        if (c.norm)
+          fail(check("segmented z", g.z, zRef, 1e-2, worst));
+      }
+    }
     if (!c.noncausal && len <= 1000 && c.c == 64) {
       const Expected<Kernel> &dec = ks.get(c, true, false);
       if (!dec)
@@ -345,7 +389,9 @@ int main(int argc, char **argv) {
   if (!opt.quick)
     lens.push_back(4097);
   JIT jit;
-  Kernels ks{jit, *dev, opt.tilePath, decodePath, {}};
+  std::string segsumPath = opt.tilePath;
+  segsumPath.replace(segsumPath.rfind(".tile"), 5, "_segsum.tile");
+  Kernels ks{jit, *dev, opt.tilePath, decodePath, segsumPath, {}};
   Totals totals;
   for (const LinConfig &c : configs(opt.quick)) {
     if (c.name().find(opt.only) == std::string::npos)
