@@ -311,7 +311,7 @@ def run(a):
     rows, status = [], 0
     print(f"{torch.cuda.get_device_name(0)}, {arch}, kind {a.kind}, chunk {a.chunk}, "
           f"{TOKENS} tokens per shape, hidden {HIDDEN}")
-    print(f"{'dtype':5} {'D':>4} {'S':>6} {'B':>3} {'H':>3} {'provider':14} {'ms':>9} "
+    print(f"{'dtype':5} {'D':>4} {'S':>6} {'B':>3} {'H':>3} {'provider':16} {'config':34} {'ms':>9} "
           f"{'Mtok/s':>9} {'TFLOP/s':>8} {'rel_l2':>8} status")
     for s in shapes(a.dtype, a.head_dim, a.seqlen):
         inputs = af.make_inputs(s, l2)
@@ -335,10 +335,16 @@ def run(a):
                                   3 * linear_flops(s, a.chunk))
             except Exception as e:  # one provider's failure is a row, not the end
                 rows.append(dict(s, provider=p, status="error", error=str(e)))
-                print(f"{s['dtype']:5} {s['D']:4} {s['S']:6} {s['B']:3} {s['H']:3} {p:14} error: {e}")
+                print(f"{s['dtype']:5} {s['D']:4} {s['S']:6} {s['B']:3} {s['H']:3} {p:16} error: {e}")
                 status = 1
+        bv, warps = linear_schedule(s["D"])
+        nseg, _ = segments(s["S"], a.chunk, s["D"] // bv * s["B"] * s["H"])
+        configs = {"tilec-linear": f"C={a.chunk},BV={bv},W={warps},NSEG={nseg}",
+                   "tilec-linear-bwd": f"C={a.chunk},BK={bv},W={warps}",
+                   "tilec-softmax": af.cfg_str(softmax_cfg(table, s)),
+                   "torch-chunked": f"C={a.chunk}", "torch-compile": f"C={a.chunk}"}
         for p, (fn, fl) in runners.items():
-            row = dict(s, provider=p)
+            row = dict(s, provider=p, config=configs[p])
             try:
                 out = fn(*inputs[0])
                 torch.cuda.synchronize()
@@ -353,8 +359,8 @@ def run(a):
                 row.update(status="error", error=str(e))
             status |= row["status"] != "PASS"
             rows.append(row)
-            print(f"{s['dtype']:5} {s['D']:4} {s['S']:6} {s['B']:3} {s['H']:3} {p:14} "
-                  f"{row.get('ms', float('nan')):9.3f} {row.get('tokens_per_s', 0) / 1e6:9.1f} "
+            print(f"{s['dtype']:5} {s['D']:4} {s['S']:6} {s['B']:3} {s['H']:3} {p:16} "
+                  f"{row['config']:34} {row.get('ms', float('nan')):9.3f} {row.get('tokens_per_s', 0) / 1e6:9.1f} "
                   f"{row.get('tflops', 0):8.1f} {row.get('rel_l2', float('nan')):8.1e} "
                   f"{row['status']}{'  ' + row['error'] if 'error' in row else ''}", flush=True)
         del inputs
