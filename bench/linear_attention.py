@@ -15,7 +15,6 @@ lazily, so --help, --dry-run and --self-test work without them.
 """
 import argparse
 import json
-import math
 import sys
 import tempfile
 from pathlib import Path
@@ -23,46 +22,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import attention_fwd as af  # noqa: E402
 from linear_torch import torch_chunked  # noqa: E402
+from linear_tilec import (BWD_KERNELS, KINDS, LINEAR_TILE, LinearTilec,  # noqa: E402
+                          linear_bwd_runner, linear_runner, linear_schedule, segments)
 
-LINEAR_TILE = af.ROOT / "examples" / "attention" / "linear_attn.tile"
-BWD_TILE = af.ROOT / "examples" / "attention" / "linear_attn_bwd.tile"
-BWD_KERNELS = ["linear_attn_bwd_dq", "linear_attn_bwd_dk", "linear_attn_bwd_dv"]
-BWD_ARGS = ["q", "k", "v", "do", None, "gamma", "seqlen", "heads", "scale"]  # None: dq/dk/dv
 SEQLENS = [1024, 2048, 4096, 8192, 16384, 32768, 65536]
 TOKENS = 65536   # batch = TOKENS / seqlen
 HIDDEN = 2048    # heads = HIDDEN / head_dim, as in attention_fwd.py
-# The kernel's arguments, in order (checked against the manifest).
-LINEAR_ARGS = ["q", "k", "v", "o", "gamma", "state_in", "z_in", "state_out", "z_out",
-               "seqlen", "heads", "scale", "seg_state", "seg_z", "seg_len"]
-SEGSUM_TILE = af.ROOT / "examples" / "attention" / "linear_attn_segsum.tile"
-SEGSUM_ARGS = ["k", "v", "gamma", "seg_state", "seg_z", "seqlen", "heads", "seg_len"]
-# The kernel variants: Katharopoulos (elu + 1, normalised) and the identity
-# map without normaliser (as RetNet / GLA without their decay or gates).
-KINDS = {"elu-norm": {"FEATURE": 1, "NORMALIZE": "true"},
-         "identity": {"FEATURE": 0, "NORMALIZE": "false"}}
 PROVIDERS = ["tilec-linear", "tilec-softmax", "torch-chunked", "torch-compile", "tilec-linear-bwd"]
-
-
-SMS = 132  # H100 SXM: how many programs fill the GPU
-
-
-def linear_schedule(D):
-    """(BV, num_warps): value columns per program and warps, spill-free at
-    D = 64 (4 warps) and D = 128 (value blocks of 32, 8 warps; C <= 32)."""
-    return (64, 4) if D <= 64 else (32, 8)
-
-
-def segments(S, C, programs):
-    """(segment count, segment rows) of the segmented forward: one segment
-    while the (D / BV, B·H) programs give each SM two, else enough segments
-    for that, each of at least 4 chunks (every segment is a program that
-    runs its chunks in turn; linear_attn_segsum.tile first sums each
-    segment's state)."""
-    if programs >= 2 * SMS:
-        return 1, S
-    nseg = max(1, min(math.ceil(2 * SMS / programs), S // (4 * C)))
-    seg_len = math.ceil(S / nseg / C) * C
-    return math.ceil(S / seg_len), seg_len
 
 
 def linear_flops(s, C):
@@ -94,121 +60,6 @@ def crossover(points):
             break
         best = S
     return best
-
-
-class LinearTilec(af.Tilec):
-    """Compiles linear_attn.tile variants (cached): -D T, D, C, BV and the
-    kind's FEATURE / NORMALIZE, -num-warps."""
-
-    def linear_args(self, T, D, C, kind, variant=None):
-        """tilec's command line for linear_attn.tile; variant "seg": its
-        SEGMENTED form, "segsum": linear_attn_segsum.tile, a backward kernel's
-        name: that kernel of linear_attn_bwd.tile (no normaliser: the backward
-        has none)."""
-        bv, warps = linear_schedule(D)
-        defs = dict(T=T, D=D, C=C, **KINDS[kind])
-        tile, bwd = self.tile, variant in BWD_KERNELS
-        if bwd:
-            del defs["NORMALIZE"]
-            defs["BK"] = bv
-            tile = BWD_TILE
-        else:
-            defs["BV"] = bv
-        if variant == "seg":
-            defs["SEGMENTED"] = "true"
-        if variant == "segsum":
-            tile = SEGSUM_TILE
-        out = [self.exe, str(tile), f"-arch={self.arch}", f"-num-warps={warps}"]
-        out += ["--kernel", variant] if bwd else []
-        for k, v in defs.items():
-            out += ["-D", f"{k}={v}"]
-        return out
-
-    def compile_linear(self, T, D, C, kind, variant=None):
-        """(ptx, manifest) of a linear_args variant."""
-        import subprocess
-        key = ("linear", T, D, C, kind, variant)
-        if key not in self.cache:
-            prefix = self.dir / f"la_{T}_d{D}_c{C}_{kind}_{variant or 'fwd'}"
-            args = self.linear_args(T, D, C, kind, variant)
-            r = subprocess.run(args + ["-o", str(prefix)],
-                               capture_output=True, text=True, env=self.env)
-            if r.returncode != 0:
-                lines = r.stderr.strip().splitlines() or ["?"]
-                self.cache[key] = RuntimeError("tilec failed: " + next(
-                    (ln for ln in lines if "error" in ln), lines[0]))
-            else:
-                man = json.loads(Path(f"{prefix}.manifest.json").read_text())
-                names = [p["name"] for p in man["params"]]
-                want = ([a or variant[len("linear_attn_bwd_"):] for a in BWD_ARGS]
-                        if variant in BWD_KERNELS else SEGSUM_ARGS if variant == "segsum"
-                        else LINEAR_ARGS)
-                if names[:len(want)] != want:
-                    raise SystemExit(f"error: {man['kernelName']} takes {names}, the bench passes {want}")
-                self.cache[key] = (f"{prefix}.ptx", man)
-        if isinstance(self.cache[key], Exception):
-            raise self.cache[key]
-        return self.cache[key]
-
-
-def load_kernel(lt, s, C, kind, variant, grid):
-    """A KernelLauncher of a compiled variant on torch's current stream."""
-    import cupy
-    import torch
-    ptx, man = lt.compile_linear(af.DTYPES[s["dtype"]], s["D"], C, kind, variant)
-    module = cupy.RawModule(path=ptx)
-    func = module.get_function(man["kernelName"])
-    cufunc = func.kernel if hasattr(func, "kernel") else func
-    smem = int(man.get("sharedMemoryBytes", 0))
-    if smem > 48 * 1024:
-        func.max_dynamic_shared_size_bytes = smem
-    return af.KernelLauncher(man, cufunc.ptr, grid, (int(man["blockSize"]), 1, 1), smem,
-                             torch.cuda.current_stream().cuda_stream, keep=(module, func, cufunc))
-
-
-def linear_runner(lt, s, C, kind):
-    """fn(q, k, v) -> o launching linear_attn on [B, H, S, D] tensors: in one
-    pass, or segmented (segments()) after linear_attn_segsum."""
-    import torch
-    bh, D, S = s["B"] * s["H"], s["D"], s["S"]
-    bv, _ = linear_schedule(D)
-    nseg, seg_len = segments(S, C, D // bv * bh)
-    grid = (D // bv, bh, nseg)
-    main = load_kernel(lt, s, C, kind, "seg" if nseg > 1 else None, grid)
-    segsum = load_kernel(lt, s, C, kind, "segsum", grid) if nseg > 1 else None
-    f32 = dict(device="cuda", dtype=torch.float32)
-    gamma = torch.ones(s["H"], **f32)
-    state, z = torch.empty(bh, D, D, **f32), torch.empty(bh, D, **f32)
-    seg_state, seg_z = torch.empty(bh, nseg, D, D, **f32), torch.empty(bh, nseg, D, **f32)
-
-    def fn(q, k, v):
-        o = torch.empty_like(q)
-        if segsum:
-            segsum(k.data_ptr(), v.data_ptr(), gamma.data_ptr(), seg_state.data_ptr(),
-                   seg_z.data_ptr(), S, s["H"], seg_len)
-        main(q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(), gamma.data_ptr(),
-             state.data_ptr(), z.data_ptr(), state.data_ptr(), z.data_ptr(),
-             S, s["H"], D ** -0.5, seg_state.data_ptr(), seg_z.data_ptr(), seg_len)
-        return o
-    return fn
-
-
-def linear_bwd_runner(lt, s, C, kind):
-    """fn(q, k, v) -> dq launching dq, dk and dv of linear_attn_bwd.tile (dO = q:
-    the timing does not depend on the values)."""
-    import torch
-    bh, D = s["B"] * s["H"], s["D"]
-    bv, _ = linear_schedule(D)
-    launches = [load_kernel(lt, s, C, kind, name, (D // bv, bh, 1)) for name in BWD_KERNELS]
-    gamma = torch.ones(s["H"], device="cuda", dtype=torch.float32)
-
-    def fn(q, k, v):
-        grads = [torch.empty_like(q) for _ in launches]
-        for launch, g in zip(launches, grads):
-            launch(q.data_ptr(), k.data_ptr(), v.data_ptr(), q.data_ptr(), g.data_ptr(),
-                   gamma.data_ptr(), s["S"], s["H"], D ** -0.5)
-        return grads[0]
-    return fn
 
 
 def parse_args(argv=None):

@@ -141,4 +141,17 @@ inline std::string check(const char *what, const std::vector<float> &got,
   return "";
 }
 
+struct Totals;
+
+/// The decode kernel token by token from a zero state over `in`: its
+/// outputs against `oRef`, its final state against `sRef` (fp64) and the
+/// chunked forward's `chunkState`. "" or why not; a launch failure sets
+/// totals.fatal (LinearAttnDecode.cpp).
+std::string checkDecode(const tile::Device &dev, const tile::Kernel &kernel,
+                        const LinConfig &c, const Inputs &in,
+                        const std::vector<double> &oRef,
+                        const std::vector<double> &sRef,
+                        const std::vector<float> &chunkState, double &worst,
+                        Totals &totals);
+
 } // namespace tilegpu
