@@ -93,13 +93,15 @@ foreach(pc tilec tilec-runtime)
     COMPONENT tilec)
 endforeach()
 
-# The kernels and config tables tile::Attention compiles
+# The kernels and config tables tile::Attention and tile::Decode compile
 # (defaultKernelDir() finds them here).
 install(FILES
   ${PROJECT_SOURCE_DIR}/examples/attention/flash_fwd.tile
   ${PROJECT_SOURCE_DIR}/examples/attention/flash_fwd_bshd.tile
   ${PROJECT_SOURCE_DIR}/examples/attention/flash_fwd_ref.tile
   ${PROJECT_SOURCE_DIR}/examples/attention/nonfinite_count.tile
+  ${PROJECT_SOURCE_DIR}/examples/attention/decode.tile
+  ${PROJECT_SOURCE_DIR}/examples/attention/decode_combine.tile
   DESTINATION ${CMAKE_INSTALL_DATADIR}/tilec/attention
   COMPONENT tilec)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/examples/attention/configs

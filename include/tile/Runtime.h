@@ -299,6 +299,9 @@ public:
   /// per SM by the driver's occupancy calculator); set for persistent
   /// kernels only, else 0.
   unsigned residentPrograms() const { return resident_; }
+  /// Programs of this kernel one SM runs at once (the driver's occupancy
+  /// calculator, for its block size and shared memory); at least 1.
+  Expected<unsigned> programsPerSM() const;
   const Module &module() const { return *module_; }
 
 private:

@@ -230,4 +230,24 @@ Expected<Kernel> Kernel::load(const Device &device, const Manifest &manifest,
   return k;
 }
 
+Expected<unsigned> Kernel::programsPerSM() const {
+  if (!function_)
+    return Status::error("programsPerSM of a kernel that was never loaded");
+  const CudaApi &api = *ctx_->api;
+  if (!api.cuOccupancyMaxActiveBlocksPerMultiprocessor)
+    return Status::error("the CUDA driver " + api.path + " lacks "
+                         "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+  if (Status s = ctx_->makeCurrent(); !s.ok())
+    return s;
+  int perSM = 0;
+  if (Status s = api.check(api.cuOccupancyMaxActiveBlocksPerMultiprocessor(
+                               &perSM, static_cast<CUfunction>(function_),
+                               manifest_.blockSize,
+                               std::size_t(manifest_.sharedMemoryBytes)),
+                           "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+      !s.ok())
+    return s.withContext("kernel '" + manifest_.kernelName + "'");
+  return unsigned(std::max(perSM, 1));
+}
+
 } // namespace tile

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <numeric>
 
 
@@ -152,6 +153,53 @@ DecodeCache layOutCache(const DecodeBatch &bt, const DecodeConfig &c,
         }
     }
   return cache;
+}
+
+std::string checkDecodeOutput(const DecodeConfig &c, const DecodeBatch &bt,
+                              const std::vector<std::uint8_t> &oBytes,
+                              const std::vector<std::uint8_t> &lseBytes,
+                              double &worst) {
+  const std::size_t rows = bt.rows(), D = bt.d;
+  auto untouched = [](const std::vector<std::uint8_t> &b, std::size_t from) {
+    return b.size() >= from &&
+           std::all_of(b.begin() + std::ptrdiff_t(from), b.end(),
+                       [](std::uint8_t x) { return x == 0xFF; });
+  };
+  if (!untouched(oBytes, rows * D * dtypeBytes(c.t)) || !untouched(lseBytes, rows * 4))
+    return "written past [B, QLEN, H]";
+  std::vector<float> o = decode(c.t, oBytes.data(), rows * D);
+  std::vector<float> lse = decode(DType::F32, lseBytes.data(), rows);
+  std::vector<float> got, gotLse;
+  std::vector<double> ref, refLse;
+  for (std::size_t r = 0; r < rows; ++r) {
+    if (std::isinf(bt.lseRef[r])) { // sees no key
+      bool zero = std::all_of(o.begin() + r * D, o.begin() + (r + 1) * D,
+                              [](float x) { return x == 0.0f; });
+      if (!zero || !(std::isinf(lse[r]) && lse[r] < 0))
+        return "row " + std::to_string(r) + " sees no key but O != 0 or LSE != -inf";
+      continue;
+    }
+    got.insert(got.end(), o.begin() + r * D, o.begin() + (r + 1) * D);
+    ref.insert(ref.end(), bt.oRef.begin() + r * D, bt.oRef.begin() + (r + 1) * D);
+    gotLse.push_back(lse[r]);
+    refLse.push_back(bt.lseRef[r]);
+  }
+  const double tol = c.t == DType::F32 ? 1e-5 : 1e-2;
+  const double lseTol = c.t == DType::F32 ? 1e-5 : 1e-3;
+  ErrorStats e = compare(got, ref), le = compareScaled(gotLse, refLse);
+  worst = std::max(worst, e.relL2);
+  char buf[96];
+  if (e.nonFinite || le.nonFinite)
+    return std::to_string(e.nonFinite + le.nonFinite) + " outputs not written or NaN";
+  if (e.relL2 > tol) {
+    std::snprintf(buf, sizeof(buf), "rel-L2 %.2e > %.0e", e.relL2, tol);
+    return buf;
+  }
+  if (le.maxAbs > lseTol) {
+    std::snprintf(buf, sizeof(buf), "LSE error %.2e > %.0e", le.maxAbs, lseTol);
+    return buf;
+  }
+  return "";
 }
 
 } // namespace tilegpu

@@ -61,4 +61,14 @@ struct DecodeCache {
 DecodeCache layOutCache(const DecodeBatch &bt, const DecodeConfig &c,
                         std::mt19937_64 &rng);
 
+/// Parity of decode outputs (O [B, QLEN, H, D] of c.t and LSE f32, each
+/// followed by a guard of 0xFF bytes) against the reference: "" when they
+/// pass (rel-L2 <= 1e-2 / 1e-5 f32, LSE within 1e-3 / 1e-5 * (1 + |lse|),
+/// rows that see no key O = 0 and LSE = -inf, guard untouched), else why
+/// not. `worst` gets the largest rel-L2.
+std::string checkDecodeOutput(const DecodeConfig &c, const DecodeBatch &bt,
+                              const std::vector<std::uint8_t> &o,
+                              const std::vector<std::uint8_t> &lse,
+                              double &worst);
+
 } // namespace tilegpu

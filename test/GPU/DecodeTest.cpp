@@ -147,54 +147,6 @@ std::string fmt(double x) {
   return buf;
 }
 
-bool untouched(const std::vector<std::uint8_t> &b, std::size_t from) {
-  return std::all_of(b.begin() + std::ptrdiff_t(from), b.end(),
-                     [](std::uint8_t x) { return x == 0xFF; });
-}
-
-/// Parity of `out` against the reference; appends failures to `fail`.
-void checkAgainstReference(const DecodeConfig &c, const DecodeBatch &bt,
-                           const Output &out, const std::string &what,
-                           void (*fail)(std::string &, const std::string &),
-                           std::string &why, double &worst) {
-  const std::size_t rows = bt.rows(), D = bt.d;
-  if (!untouched(out.o, rows * D * dtypeBytes(c.t)) || !untouched(out.lse, rows * 4))
-    fail(why, what + ": written past [B, QLEN, H]");
-  std::vector<float> o = decode(c.t, out.o.data(), rows * D);
-  std::vector<float> lse = decode(DType::F32, out.lse.data(), rows);
-  std::vector<float> got;
-  std::vector<double> ref;
-  std::vector<float> gotLse;
-  std::vector<double> refLse;
-  for (std::size_t r = 0; r < rows; ++r) {
-    if (std::isinf(bt.lseRef[r])) { // sees no key
-      bool zero = std::all_of(o.begin() + r * D, o.begin() + (r + 1) * D,
-                              [](float x) { return x == 0.0f; });
-      if (!zero || !(std::isinf(lse[r]) && lse[r] < 0)) {
-        fail(why, what + ": row " + std::to_string(r) +
-                      " sees no key but O != 0 or LSE != -inf");
-        return;
-      }
-      continue;
-    }
-    got.insert(got.end(), o.begin() + r * D, o.begin() + (r + 1) * D);
-    ref.insert(ref.end(), bt.oRef.begin() + r * D, bt.oRef.begin() + (r + 1) * D);
-    gotLse.push_back(lse[r]);
-    refLse.push_back(bt.lseRef[r]);
-  }
-  const double tol = c.t == DType::F32 ? 1e-5 : 1e-2;
-  const double lseTol = c.t == DType::F32 ? 1e-5 : 1e-3;
-  ErrorStats e = compare(got, ref), le = compareScaled(gotLse, refLse);
-  if (e.nonFinite || le.nonFinite)
-    fail(why, what + ": " + std::to_string(e.nonFinite + le.nonFinite) +
-                  " outputs not written or NaN");
-  else if (e.relL2 > tol)
-    fail(why, what + ": rel-L2 " + fmt(e.relL2) + " > " + fmt(tol));
-  else if (le.maxAbs > lseTol)
-    fail(why, what + ": LSE error " + fmt(le.maxAbs) + " > " + fmt(lseTol));
-  worst = std::max(worst, e.relL2);
-}
-
 void addFailure(std::string &why, const std::string &w) {
   why += (why.empty() ? "" : "; ") + w;
 }
@@ -291,8 +243,9 @@ int main(int argc, char **argv) {
     }
     std::string why;
     double worst = 0;
-    checkAgainstReference(c, bt, out, "paged", addFailure, why, worst);
-    checkAgainstReference(c, bt, outUnsplit, "unsplit", addFailure, why, worst);
+    for (auto [o, what] : {std::pair{&out, "paged"}, {&outUnsplit, "unsplit"}})
+      if (std::string w = checkDecodeOutput(c, bt, o->o, o->lse, worst); !w.empty())
+        addFailure(why, what + (": " + w));
     if (differing)
       addFailure(why, "run " + std::to_string(differing) + " differs bitwise from run 0");
     if (!(out == outFlat))

@@ -1,0 +1,197 @@
+//===- Decode.cpp - split-KV decode: plan once, launch many ---------------===//
+//
+// plan() compiles decode.tile and decode_combine.tile for the shape, asks
+// the driver how many decode programs an SM runs at once, picks the split
+// count and allocates the split workspace (partial O and LSE, f32). run()
+// only packs arguments and launches: the lengths and block table are read
+// on the GPU, so a captured run() replays with new ones.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tile/Decode.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace tile {
+
+int decodeSplits(long programs, long blocks, long slots, int maxSplits) {
+  if (programs <= 0 || slots <= 0)
+    return 1;
+  long limit = std::max(1L, std::min<long>(maxSplits, blocks));
+  std::vector<double> eff;
+  for (long s = 1; s <= limit; ++s) {
+    double waves = double(programs * s) / double(slots);
+    eff.push_back(waves / std::ceil(waves));
+  }
+  double best = *std::max_element(eff.begin(), eff.end());
+  for (std::size_t i = 0; i < eff.size(); ++i)
+    if (eff[i] >= 0.85 * best)
+      return int(i + 1);
+  return 1;
+}
+
+struct Decode::Impl {
+  explicit Impl(const Device &d) : device(d) {}
+  const Device &device;
+  DecodeParams params;
+  Kernel decode, combine;
+  int splits = 1;
+  DeviceBuffer oPart, lsePart, lse;
+  std::string planLine;
+  static constexpr int kBlockKeys = 128; // decode.tile's BN
+  static constexpr int kCombineRows = 16; // decode_combine.tile's R
+};
+
+namespace {
+const char *typeName(DType t) {
+  return t == DType::BF16 ? "bf16" : t == DType::F16 ? "f16" : "f32";
+}
+
+std::string checkParams(const DecodeParams &p) {
+  if (p.batch < 1 || p.kvHeads < 1 || p.group < 1 || p.queryLen < 1)
+    return fmt::format("batch ({}), kvHeads ({}), group ({}) and queryLen ({}) "
+                       "must be >= 1", p.batch, p.kvHeads, p.group, p.queryLen);
+  if (p.group * p.queryLen > 128)
+    return fmt::format("group * queryLen = {} query rows per program; decode.tile "
+                       "takes at most 128", p.group * p.queryLen);
+  if (p.headDim < 16 || p.headDim > 256 || p.headDim % 8)
+    return fmt::format("headDim {} is not a multiple of 8 in [16, 256]", p.headDim);
+  if (p.pageSize < 0 || (p.pageSize & (p.pageSize - 1)))
+    return fmt::format("pageSize {} is not 0 (contiguous) or a power of two",
+                       p.pageSize);
+  if (p.maxBlocks < 1)
+    return fmt::format("maxBlocks must be >= 1, got {}", p.maxBlocks);
+  if (p.batch > 65535 || p.kvHeads > 65535)
+    return fmt::format("batch ({}) and kvHeads ({}) must be <= 65535 (grid y, z)",
+                       p.batch, p.kvHeads);
+  if (p.splits < 0 || p.splits > 65535)
+    return fmt::format("splits must be in [0, 65535], got {}", p.splits);
+  return "";
+}
+} // namespace
+
+Decode::Decode(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Decode::Decode(Decode &&) noexcept = default;
+Decode &Decode::operator=(Decode &&) noexcept = default;
+Decode::~Decode() = default;
+
+Expected<Decode> Decode::plan(const Device &device, const DecodeParams &params,
+                              DecodeOptions options) {
+  if (std::string why = checkParams(params); !why.empty())
+    return Status::error("decode: " + why);
+  if (!options.jit)
+    return Status::error("decode: DecodeOptions::jit is required");
+  std::string dir =
+      options.kernelDir.empty() ? defaultKernelDir() : options.kernelDir;
+  auto impl = std::make_unique<Impl>(device);
+  impl->params = params;
+  const DecodeParams &p = params;
+  Defines defines = {{"T", typeName(p.dtype)},
+                     {"D", std::to_string(p.headDim)},
+                     {"G", std::to_string(p.group)},
+                     {"QLEN", std::to_string(p.queryLen)},
+                     {"PAGE", std::to_string(p.pageSize)},
+                     {"NHD", p.nhd ? "true" : "false"}};
+  Expected<Kernel> dk = options.jit->loadFile(device, dir + "/decode.tile", defines);
+  if (!dk)
+    return dk.status().withContext("decode: decode.tile");
+  Expected<Kernel> ck = options.jit->loadFile(
+      device, dir + "/decode_combine.tile",
+      {{"T", typeName(p.dtype)}, {"D", std::to_string(p.headDim)}});
+  if (!ck)
+    return ck.status().withContext("decode: decode_combine.tile");
+  impl->decode = dk.take();
+  impl->combine = ck.take();
+
+  long maxLen = long(p.maxBlocks) * (p.pageSize ? p.pageSize : 1);
+  long blocks = (maxLen + Impl::kBlockKeys - 1) / Impl::kBlockKeys;
+  impl->splits = p.splits;
+  if (!impl->splits) {
+    Expected<unsigned> perSM = impl->decode.programsPerSM();
+    if (!perSM)
+      return perSM.status().withContext("decode");
+    impl->splits = decodeSplits(long(p.batch) * p.kvHeads, blocks,
+                                long(*perSM) * std::max(1, device.smCount()));
+  }
+  const std::size_t rows =
+      std::size_t(p.batch) * p.queryLen * p.kvHeads * p.group;
+  if (impl->splits > 1) {
+    Expected<DeviceBuffer> o =
+        DeviceBuffer::allocate(device, rows * impl->splits * p.headDim * 4);
+    Expected<DeviceBuffer> l = DeviceBuffer::allocate(device, rows * impl->splits * 4);
+    if (!o || !l)
+      return (!o ? o.status() : l.status()).withContext("decode: split workspace");
+    impl->oPart = o.take();
+    impl->lsePart = l.take();
+  }
+  if (!p.lse) {
+    Expected<DeviceBuffer> l = DeviceBuffer::allocate(device, rows * 4);
+    if (!l)
+      return l.status().withContext("decode: lse");
+    impl->lse = l.take();
+  }
+  impl->planLine = fmt::format(
+      "decode: {} B={} H_KV={} G={} QLEN={} D={} {} {}, {} split{}",
+      typeName(p.dtype), p.batch, p.kvHeads, p.group, p.queryLen, p.headDim,
+      p.pageSize ? fmt::format("page {}", p.pageSize) : std::string("contiguous"),
+      p.nhd ? "nhd" : "hnd", impl->splits, impl->splits > 1 ? "s" : "");
+  return Decode(std::move(impl));
+}
+
+Status Decode::run() { return run(impl_->params); }
+
+Status Decode::run(const DecodeParams &params) {
+  const DecodeParams &p = params, &planned = impl_->params;
+  if (p.batch != planned.batch || p.kvHeads != planned.kvHeads ||
+      p.group != planned.group || p.queryLen != planned.queryLen ||
+      p.headDim != planned.headDim || p.pageSize != planned.pageSize ||
+      p.nhd != planned.nhd || p.maxBlocks != planned.maxBlocks ||
+      p.dtype != planned.dtype)
+    return Status::error("decode: run() with a shape other than the planned "
+                         "one (" + impl_->planLine + ")");
+  if (!p.q || !p.kCache || !p.vCache || !p.seqLens || !p.o ||
+      (p.pageSize && !p.blockTable))
+    return Status::error("decode: a null pointer among q, kCache, vCache, "
+                         "seqLens, o (and blockTable when paged)");
+  const int splits = impl_->splits;
+  const char *t = typeName(p.dtype);
+  DevicePtr lse = p.lse ? p.lse : impl_->lse.ptr();
+  // Unused pointer slots get a valid one (the kernel never reads them).
+  DevicePtr oPart = splits > 1 ? impl_->oPart.ptr() : p.o;
+  DevicePtr lsePart = splits > 1 ? impl_->lsePart.ptr() : lse;
+  float scale = p.scale ? p.scale : float(1.0 / std::sqrt(double(p.headDim)));
+  std::vector<KernelArg> args = {
+      KernelArg::pointer(p.q, t),          KernelArg::pointer(p.kCache, t),
+      KernelArg::pointer(p.vCache, t),
+      KernelArg::pointer(p.pageSize ? p.blockTable : p.seqLens, "i32"),
+      KernelArg::pointer(p.seqLens, "i32"), KernelArg::pointer(p.o, t),
+      KernelArg::pointer(lse, "f32"),      KernelArg::pointer(oPart, "f32"),
+      KernelArg::pointer(lsePart, "f32"),  KernelArg::int32(p.kvHeads),
+      KernelArg::int32(p.maxBlocks),       KernelArg::int32(splits),
+      KernelArg::float32(scale)};
+  if (Status s = impl_->decode.launch(
+          {unsigned(p.batch), unsigned(p.kvHeads), unsigned(splits)}, args,
+          p.stream);
+      !s.ok())
+    return s.withContext("decode");
+  if (splits == 1)
+    return Status();
+  const long rows = long(p.batch) * p.queryLen * p.kvHeads * p.group;
+  std::vector<KernelArg> cargs = {
+      KernelArg::pointer(oPart, "f32"), KernelArg::pointer(lsePart, "f32"),
+      KernelArg::pointer(p.o, t),       KernelArg::pointer(lse, "f32"),
+      KernelArg::int32(int(rows)),      KernelArg::int32(splits)};
+  unsigned programs = unsigned((rows + Impl::kCombineRows - 1) / Impl::kCombineRows);
+  if (Status s = impl_->combine.launch({programs, 1, 1}, cargs, p.stream); !s.ok())
+    return s.withContext("decode: combine");
+  return Status();
+}
+
+int Decode::splits() const { return impl_->splits; }
+const std::string &Decode::planLine() const { return impl_->planLine; }
+
+} // namespace tile
