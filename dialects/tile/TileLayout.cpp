@@ -188,11 +188,11 @@ LayoutAttr mlir::tile::getSplitColumnsLayout(MLIRContext *ctx,
 LayoutAttr mlir::tile::getDefaultLayout(MLIRContext *ctx,
                                         ArrayRef<int64_t> shape,
                                         int64_t numWarps) {
-  // Fewer than 16 rows per warp: the accumulator layout would copy the tile
-  // into every warp (M = 16 decode rows: four copies at 4 warps, each warp
-  // doing all the MMAs); split the columns among them instead.
-  if (shape.size() == 2 && shape[0] < 16 * numWarps && shape[0] < 64 &&
-      shape[0] % 16 == 0 && shape[1] >= 16)
+  // 16 rows: the accumulator layout would copy the tile into every warp
+  // (M = 16 decode rows: four copies at 4 warps, each warp doing all the
+  // MMAs); split the columns among them instead. (Tiles of 32 or 48 rows
+  // keep the accumulator layout: GPU-verified only for one row of warps.)
+  if (shape.size() == 2 && shape[0] == 16 && numWarps > 1 && shape[1] >= 16)
     return getSplitColumnsLayout(ctx, shape, numWarps);
   return getAccumulatorLayout(ctx, shape, numWarps);
 }
