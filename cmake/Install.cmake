@@ -6,6 +6,8 @@
 #   lib/libTileJITCore.a                    tilec::jit_core  (cache + JIT class)
 #   lib/libTileAttentionCore.a              tilec::attention_core (tile::Attention)
 #   lib/libTileCompiler.so.X.Y.Z (+ links)  tilec::compiler  (tile::compile)
+#   lib/libtilec_c.so.1.0.0 (+ links)       tilec::c  (include/tile/tilec_c.h)
+#   lib/tilec/python/tilec/                 the Python package (ctypes)
 #   lib/cmake/tilec/tilecConfig.cmake, tilecConfigVersion.cmake,
 #                   tilecTargets*.cmake     find_package(tilec)
 #   lib/pkgconfig/tilec.pc, tilec-runtime.pc
@@ -48,6 +50,15 @@ if(TARGET TileCompiler AND TARGET TileJIT)
   set_target_properties(TileJIT PROPERTIES EXPORT_NAME jit)
   set_target_properties(TileAttention PROPERTIES EXPORT_NAME attention)
   list(APPEND _tilec_exported TileCompiler TileJIT TileAttention)
+endif()
+if(TARGET tilec_c)
+  set_target_properties(tilec_c PROPERTIES EXPORT_NAME c)
+  list(APPEND _tilec_exported tilec_c)
+  # The Python package finds libtilec_c.so by walking up to PREFIX/lib.
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/python/tilec
+    DESTINATION ${CMAKE_INSTALL_LIBDIR}/tilec/python
+    COMPONENT tilec
+    FILES_MATCHING PATTERN "*.py")
 endif()
 install(TARGETS ${_tilec_exported}
   EXPORT tilecTargets
@@ -102,6 +113,9 @@ install(FILES
   ${PROJECT_SOURCE_DIR}/examples/attention/nonfinite_count.tile
   ${PROJECT_SOURCE_DIR}/examples/attention/decode.tile
   ${PROJECT_SOURCE_DIR}/examples/attention/decode_combine.tile
+  ${PROJECT_SOURCE_DIR}/examples/attention/flash_bwd_preprocess.tile
+  ${PROJECT_SOURCE_DIR}/examples/attention/flash_bwd_dkdv.tile
+  ${PROJECT_SOURCE_DIR}/examples/attention/flash_bwd_dq.tile
   DESTINATION ${CMAKE_INSTALL_DATADIR}/tilec/attention
   COMPONENT tilec)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/examples/attention/configs

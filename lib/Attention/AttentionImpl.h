@@ -71,6 +71,16 @@ struct TensorCheck {
 };
 
 bool envFlag(const char *name);
+/// Why `p`'s shape, sizes or scale are invalid ("" when valid): the checks
+/// the forward and the backward share.
+std::string validate(const AttentionParams &p);
+/// Compiles `path` through the JIT and loads it; errors say "WHAT failed to
+/// compile: <first diagnostic line>" or "... failed to load: ...".
+Expected<Kernel> compileAndLoad(JIT &jit, const Device &dev,
+                                const std::string &path, const Defines &d,
+                                const std::string &kernel,
+                                const std::string &arch, const Schedule &s,
+                                const std::string &what);
 unsigned ceilDiv(std::int64_t a, std::int64_t b);
 
 } // namespace attention_detail

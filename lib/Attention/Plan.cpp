@@ -41,7 +41,9 @@ std::string firstLine(const std::string &text) {
   return s.empty() ? text : s;
 }
 
-std::string validate(const AttentionParams &p) {
+} // namespace
+
+std::string tile::attention_detail::validate(const AttentionParams &p) {
   if (p.batch < 1 || p.heads < 1)
     return fmt::format("batch ({}) and heads ({}) must be >= 1", p.batch,
                        p.heads);
@@ -63,6 +65,8 @@ std::string validate(const AttentionParams &p) {
   return "";
 }
 
+namespace {
+
 /// "sm_90a" or "sm_80" where the fast kernel has a table, else "".
 std::string fastArch(const Device &d) {
   if (d.computeCapabilityMajor() == 9 && d.computeCapabilityMinor() == 0)
@@ -82,22 +86,6 @@ std::set<int> tableHeadDims(const ConfigTable &t) {
   if (dims.empty())
     dims = {64, 128};
   return dims;
-}
-
-Expected<Kernel> compileAndLoad(JIT &jit, const Device &dev,
-                                const std::string &path, const Defines &d,
-                                const std::string &kernel,
-                                const std::string &arch, const Schedule &s,
-                                const std::string &what) {
-  auto compiled = jit.compileFile(path, d, kernel, arch, s);
-  if (!compiled)
-    return Status::error(what + " failed to compile: " +
-                         firstLine(compiled.error()));
-  auto loaded = jit.load(dev, **compiled);
-  if (!loaded)
-    return Status::error(what + " failed to load: " +
-                         firstLine(loaded.error()));
-  return loaded.take();
 }
 
 unsigned manifestBM(const Kernel &k) {
@@ -281,6 +269,21 @@ int tile::attention_detail::paddedHeadDim(int d) {
 bool tile::attention_detail::envFlag(const char *name) {
   std::string v = envOr(name);
   return !v.empty() && v != "0" && v != "false";
+}
+
+Expected<Kernel> tile::attention_detail::compileAndLoad(
+    JIT &jit, const Device &dev, const std::string &path, const Defines &d,
+    const std::string &kernel, const std::string &arch, const Schedule &s,
+    const std::string &what) {
+  auto compiled = jit.compileFile(path, d, kernel, arch, s);
+  if (!compiled)
+    return Status::error(what + " failed to compile: " +
+                         firstLine(compiled.error()));
+  auto loaded = jit.load(dev, **compiled);
+  if (!loaded)
+    return Status::error(what + " failed to load: " +
+                         firstLine(loaded.error()));
+  return loaded.take();
 }
 
 unsigned tile::attention_detail::ceilDiv(std::int64_t a, std::int64_t b) {

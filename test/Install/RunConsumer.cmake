@@ -55,7 +55,11 @@ foreach(f bin/tilec include/tile/Compiler.h include/tile/JIT.h
           share/tilec/attention/flash_fwd.tile
           share/tilec/attention/flash_fwd_ref.tile
           share/tilec/attention/nonfinite_count.tile
+          share/tilec/attention/flash_bwd_dkdv.tile
           share/tilec/attention/configs/flash_fwd.sm_90a.json
+          include/tile/AttentionBackward.h include/tile/tilec_c.h
+          lib/libtilec_c.so lib/tilec/python/tilec/__init__.py
+          lib/tilec/python/tilec/capi.py lib/tilec/python/tilec/ops.py
           lib/libTileRuntime.a lib/libTileJITCore.a lib/libTileCompiler.so
           lib/cmake/tilec/tilecConfig.cmake
           lib/cmake/tilec/tilecConfigVersion.cmake
@@ -85,6 +89,16 @@ if(NM)
   if(n GREATER 20)
     message(FATAL_ERROR "libTileCompiler.so exports ${n} symbols (at most 20 expected: only include/tile/Compiler.h)")
   endif()
+  # libtilec_c.so: the C API's functions and nothing else.
+  run(COMMAND ${NM} -D --defined-only ${prefix}/lib/libtilec_c.so OUTPUT csyms)
+  string(REGEX MATCHALL "[^\n]+" csyms "${csyms}")
+  list(LENGTH csyms n)
+  message(STATUS "libtilec_c.so exports ${n} symbols")
+  foreach(sym IN LISTS csyms)
+    if(NOT sym MATCHES " tilec_[a-z_]+$" AND NOT sym MATCHES " LIBTILEC")
+      message(FATAL_ERROR "libtilec_c.so exports ${sym} (only tilec_* expected)")
+    endif()
+  endforeach()
 endif()
 
 # 3. The consumer project.

@@ -53,6 +53,21 @@ struct FakeModule {
   std::vector<unsigned> paramBytes; ///< declaredParamBytes(image)
 };
 
+/// The bytes of a loaded image: a 64-bit ELF (a real cubin, from ptxas) up
+/// to the end of its section headers, so that its string table (the kernel
+/// names) is searchable; else text up to the first NUL.
+std::string imageBytes(const char *image) {
+  if (image[0] != 0x7f || std::strncmp(image + 1, "ELF", 3) != 0 ||
+      image[4] != 2)
+    return std::string(image);
+  std::uint64_t shoff;
+  std::uint16_t shentsize, shnum;
+  std::memcpy(&shoff, image + 0x28, 8);
+  std::memcpy(&shentsize, image + 0x3A, 2);
+  std::memcpy(&shnum, image + 0x3C, 2);
+  return std::string(image, shoff + std::uint64_t(shentsize) * shnum);
+}
+
 const char *errorName(int e) {
   switch (e) {
   case 0:
@@ -193,7 +208,7 @@ int cuModuleLoadDataEx(CUmodule *mod, const void *image, unsigned n, int *opts,
   }
   ++state.modulesLoaded;
   *mod = reinterpret_cast<CUmodule>(
-      new FakeModule{std::string(text), declaredParamBytes(text)});
+      new FakeModule{imageBytes(text), declaredParamBytes(text)});
   return 0;
 }
 int cuModuleUnload(CUmodule mod) {

@@ -8,7 +8,9 @@
 //   sm75, sm100 compute capability 7.5 and 10.0 devices
 // A PTX or cubin image that starts with "BAD" fails to load with
 // CUDA_ERROR_INVALID_PTX and a log naming "fake ptxas error".
-// A cubin image is any image that starts with "FAKECUBIN".
+// A cubin image is any image that starts with "FAKECUBIN" (lastImageKind);
+// a real one (a 64-bit ELF from ptxas) loads too, and its functions are
+// found by name in its bytes.
 // cuMemAlloc returns 256-byte aligned host memory (like the real driver's
 // alignment) and fails on 0 bytes with CUDA_ERROR_INVALID_VALUE.
 // cuMemGetAddressRange_v2 answers for addresses inside a live cuMemAlloc

@@ -1,0 +1,204 @@
+//===- Backward.cpp - plan and run the attention backward -----------------===//
+//
+// AttentionBackward::plan compiles the three backward kernels for the GPU's
+// arch through the JIT, reads their block sizes from the manifests and
+// allocates delta, the one workspace ([B*H, S] f32, 4 bytes per row). run()
+// is three launches on the caller's stream, grids (ceil(S / block), B*H):
+// preprocess reads O and dO once; dK/dV reads K, V once and Q, dO, LSE,
+// delta once per key block; dQ reads Q, dO once and K, V once per query
+// block (causal: half of each).
+//
+//===----------------------------------------------------------------------===//
+#include "tile/AttentionBackward.h"
+
+#include "lib/Attention/AttentionImpl.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdio>
+
+using namespace tile;
+using namespace tile::attention_detail;
+
+namespace {
+
+/// The shape fields of `p` as forward params, for the shared checks.
+AttentionParams asForward(const AttentionBackwardParams &p) {
+  AttentionParams f;
+  f.batch = p.batch;
+  f.heads = p.heads;
+  f.seqlen = p.seqlen;
+  f.headDim = p.headDim;
+  f.dtype = p.dtype;
+  f.layout = p.layout;
+  f.causal = p.causal;
+  f.scale = p.scale;
+  return f;
+}
+
+std::string validateBackward(const AttentionBackwardParams &p) {
+  if (std::string why = validate(asForward(p)); !why.empty())
+    return why;
+  if (p.layout != AttentionLayout::BHSD)
+    return "layout bshd is not supported (the backward kernels read "
+           "[B*H, S, D]: pass bhsd)";
+  if (p.headDim != 64 && p.headDim != 128)
+    return fmt::format("head dim {} is not supported (the backward kernels "
+                       "are built for 64 and 128)",
+                       p.headDim);
+  if (std::int64_t(p.batch) * p.heads > 65535)
+    return fmt::format("B*H = {} exceeds the backward grid's y limit (65535)",
+                       std::int64_t(p.batch) * p.heads);
+  return "";
+}
+
+/// A positive integer constant of a manifest ("BM", "BN"), else 0.
+unsigned manifestConstant(const Kernel &k, const char *name) {
+  auto it = k.manifest().constants.find(name);
+  int v = it == k.manifest().constants.end() ? 0 : std::atoi(it->second.c_str());
+  return v > 0 ? unsigned(v) : 0;
+}
+
+} // namespace
+
+struct AttentionBackward::Impl {
+  explicit Impl(const Device &d) : device(d) {}
+  Device device;
+  AttentionBackwardParams params;
+  AttentionOptions options;
+  Kernel pre, dkdv, dq;
+  unsigned preBM = 0, dkdvBN = 0, dqBM = 0;
+  DeviceBuffer delta;
+  std::string name = "flash_bwd", planLine;
+};
+
+AttentionBackward::AttentionBackward(std::unique_ptr<Impl> impl)
+    : impl_(std::move(impl)) {}
+AttentionBackward::AttentionBackward(AttentionBackward &&) noexcept = default;
+AttentionBackward &
+AttentionBackward::operator=(AttentionBackward &&) noexcept = default;
+AttentionBackward::~AttentionBackward() = default;
+
+Expected<AttentionBackward>
+AttentionBackward::plan(const Device &device,
+                        const AttentionBackwardParams &params,
+                        AttentionOptions options) {
+  if (!options.jit)
+    return Status::error("attention backward: AttentionOptions::jit is empty "
+                         "(use AttentionBackward::create, which makes one)");
+  if (std::string why = validateBackward(params); !why.empty())
+    return Status::error("attention backward: " + why);
+  if (!device.isSupported())
+    return Status::error("attention backward: " + device.description() +
+                         ": tilec kernels need compute capability 8.0+");
+
+  auto impl = std::make_unique<Impl>(device);
+  Impl &b = *impl;
+  b.params = params;
+  if (b.params.scale == 0)
+    b.params.scale = float(1.0 / std::sqrt(double(params.headDim)));
+  b.options = std::move(options);
+  std::string dir =
+      b.options.kernelDir.empty() ? defaultKernelDir() : b.options.kernelDir;
+  std::string arch = device.archString();
+
+  Defines common = {{"T", dtypeName(params.dtype)},
+                    {"D", std::to_string(params.headDim)}};
+  Defines withCausal = common;
+  withCausal["CAUSAL"] = params.causal ? "true" : "false";
+  struct Step {
+    const char *name;
+    const Defines *defines;
+    Kernel *kernel;
+    const char *block;
+    unsigned *blockOut;
+  } steps[] = {
+      {"flash_bwd_preprocess", &common, &b.pre, "BM", &b.preBM},
+      {"flash_bwd_dkdv", &withCausal, &b.dkdv, "BN", &b.dkdvBN},
+      {"flash_bwd_dq", &withCausal, &b.dq, "BM", &b.dqBM},
+  };
+  for (Step &s : steps) {
+    auto k = compileAndLoad(*b.options.jit, device,
+                            dir + "/" + s.name + ".tile", *s.defines, "",
+                            arch, Schedule(), s.name);
+    if (!k)
+      return k.status().withContext("attention backward");
+    *s.kernel = k.take();
+    *s.blockOut = manifestConstant(*s.kernel, s.block);
+    if (*s.blockOut == 0)
+      return Status::error(fmt::format("attention backward: {}'s manifest "
+                                       "has no positive constant {}",
+                                       s.name, s.block));
+  }
+  if (params.seqlen > 0) {
+    auto delta = DeviceBuffer::allocate(
+        device, std::size_t(params.batch) * params.heads * params.seqlen * 4);
+    if (!delta)
+      return delta.status().withContext("attention backward: delta");
+    b.delta = delta.take();
+  }
+  b.planLine = fmt::format("attention backward: flash_bwd_preprocess, "
+                           "flash_bwd_dkdv, flash_bwd_dq (BM={} BN={}, {})",
+                           b.dqBM, b.dkdvBN, arch);
+  if (b.options.log)
+    b.options.log(b.planLine);
+  else if (envFlag("TILEC_ATTENTION_LOG"))
+    std::fprintf(stderr, "%s\n", b.planLine.c_str());
+  return AttentionBackward(std::move(impl));
+}
+
+Status AttentionBackward::run() { return run(impl_->params); }
+
+Status AttentionBackward::run(const AttentionBackwardParams &p) {
+  Impl &b = *impl_;
+  const AttentionBackwardParams &a = b.params;
+  if (a.batch != p.batch || a.heads != p.heads || a.seqlen != p.seqlen ||
+      a.headDim != p.headDim || a.dtype != p.dtype || a.layout != p.layout ||
+      a.causal != p.causal || (p.scale != 0 && p.scale != a.scale))
+    return Status::error(fmt::format(
+        "attention backward: run: params differ from the plan's ({} B={} "
+        "H={} S={} D={}{})",
+        dtypeName(a.dtype), a.batch, a.heads, a.seqlen, a.headDim,
+        a.causal ? " causal" : ""));
+  for (DevicePtr ptr : {p.q, p.k, p.v, p.o, p.lse, p.dout, p.dq, p.dk, p.dv})
+    if (!ptr)
+      return Status::error("attention backward: run: q, k, v, o, lse, dout, "
+                           "dq, dk and dv must all be set");
+  if (a.seqlen == 0)
+    return Status();
+  const char *t = dtypeName(a.dtype);
+  unsigned bh = unsigned(a.batch * a.heads);
+  auto blocks = [&](unsigned block) { return ceilDiv(a.seqlen, block); };
+  std::int32_t S = a.seqlen;
+  KernelArg q = KernelArg::pointer(p.q, t), k = KernelArg::pointer(p.k, t),
+            v = KernelArg::pointer(p.v, t), o = KernelArg::pointer(p.o, t),
+            dout = KernelArg::pointer(p.dout, t),
+            lse = KernelArg::pointer(p.lse, "f32"),
+            delta = KernelArg::pointer(b.delta, "f32"),
+            scale = KernelArg::float32(a.scale);
+  if (b.options.nvtx)
+    nvtxPush("attention: flash_bwd");
+  Status s = b.pre.launch({blocks(b.preBM), bh, 1},
+                          {o, dout, delta, KernelArg::int32(S)}, p.stream);
+  if (s.ok())
+    s = b.dkdv.launch({blocks(b.dkdvBN), bh, 1},
+                      {q, k, v, dout, lse, delta, KernelArg::pointer(p.dk, t),
+                       KernelArg::pointer(p.dv, t), KernelArg::int32(S), scale},
+                      p.stream);
+  if (s.ok())
+    s = b.dq.launch({blocks(b.dqBM), bh, 1},
+                    {q, k, v, dout, lse, delta, KernelArg::pointer(p.dq, t),
+                     KernelArg::int32(S), scale},
+                    p.stream);
+  if (b.options.nvtx)
+    nvtxPop();
+  return s.withContext("attention backward");
+}
+
+const std::string &AttentionBackward::kernelName() const {
+  return impl_->name;
+}
+const std::string &AttentionBackward::planLine() const {
+  return impl_->planLine;
+}

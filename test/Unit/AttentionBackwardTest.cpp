@@ -1,0 +1,312 @@
+//===- AttentionBackwardTest.cpp - tile::AttentionBackward, no GPU --------===//
+//
+// Against the fake driver (FakeCuda.h) and a fake compiler that writes the
+// manifests of the three backward kernels: what a plan compiles (arch,
+// defines), what it allocates (delta, once), what run() launches (three
+// kernels, the last one dQ with its grid and arguments; no allocation, no
+// synchronisation), and the argument checks. The GPU test
+// AttentionApiTest.cpp checks the numbers against fp64.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tile/AttentionBackward.h"
+#include "FakeCuda.h"
+#include "TestUtil.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <dlfcn.h>
+#include <set>
+
+using namespace tile;
+using tiletest::contains;
+using tiletest::ScopedEnv;
+
+namespace {
+
+const char *fakePath() {
+  const char *env = std::getenv("TILEC_FAKECUDA_PATH");
+  return env && *env ? env : FAKECUDA_PATH;
+}
+
+FakeCudaState *fake() {
+  static FakeCudaState *state = [] {
+    void *h = dlopen(fakePath(), RTLD_NOW);
+    auto fn = reinterpret_cast<FakeCudaState *(*)()>(
+        h ? dlsym(h, "fakecuda_state") : nullptr);
+    return fn ? fn() : nullptr;
+  }();
+  return state;
+}
+
+std::string kernelDir() {
+  if (const char *src = std::getenv("TILEC_SOURCE_DIR"); src && *src)
+    return std::string(src) + "/examples/attention";
+  return TILEC_ATTENTION_DIR;
+}
+
+/// The backward kernels' manifests (their parameter lists as the .tile
+/// files declare them) with distinct blocks: preprocess BM 128, dK/dV BN 32,
+/// dQ BM 64. Fails for the kernel names in `failing`.
+struct FakeBackwardCompiler {
+  std::set<std::string> failing;
+  std::vector<std::pair<std::string, CompileOptions>> calls;
+
+  CompileFn fn() {
+    return [this](const std::string &source, const std::string &filename,
+                  const CompileOptions &o, EmitStage) {
+      std::size_t at = source.find("\nkernel ");
+      at = at == std::string::npos ? 0 : at + 8;
+      std::string name = source.substr(at, source.find_first_of("<( ", at) - at);
+      calls.push_back({name, o});
+      CompileResult r;
+      if (failing.count(name)) {
+        r.diagnostics = filename + ":1:1: error: fake failure of " + name;
+        return r;
+      }
+      std::string pt = "ptr<" + o.defines.at("T") + ">";
+      Manifest &m = r.manifest;
+      m.constants = o.defines;
+      if (name == "flash_bwd_preprocess") {
+        m.params = {{"o", pt}, {"dout", pt}, {"delta", "ptr<f32>"},
+                    {"seqlen", "i32"}};
+        m.constants["BM"] = "128";
+      } else {
+        m.params = {{"q", pt},    {"k", pt},
+                    {"v", pt},    {"dout", pt},
+                    {"lse", "ptr<f32>"}, {"delta", "ptr<f32>"}};
+        if (name == "flash_bwd_dkdv")
+          m.params.insert(m.params.end(), {{"dk", pt}, {"dv", pt}});
+        else
+          m.params.push_back({"dq", pt});
+        m.params.insert(m.params.end(), {{"seqlen", "i32"},
+                                         {"sm_scale", "f32"}});
+        m.constants[name == "flash_bwd_dkdv" ? "BN" : "BM"] =
+            name == "flash_bwd_dkdv" ? "32" : "64";
+      }
+      m.kernelName = name;
+      m.blockSize = 128;
+      m.arch = o.arch;
+      m.sourceHash = hashHex(source);
+      r.ok = true;
+      r.ptx = "// fake\n.visible .entry " + name + "(\n)\n{\n ret;\n}\n";
+      return r;
+    };
+  }
+};
+
+struct Fixture {
+  ScopedEnv driver{"TILEC_CUDA_DRIVER", fakePath()};
+  ScopedEnv mode;
+  FakeBackwardCompiler compiler;
+  std::vector<std::string> lines;
+  std::vector<DeviceBuffer> buffers;
+
+  explicit Fixture(const char *m = nullptr) : mode("FAKECUDA_MODE", m) {}
+
+  AttentionOptions options() {
+    AttentionOptions o;
+    o.kernelDir = kernelDir();
+    o.nvtx = false;
+    o.log = [this](const std::string &l) { lines.push_back(l); };
+    JITOptions j;
+    j.diskCache = false;
+    j.cubin = false;
+    j.debug = [](const std::string &) {};
+    o.jit = std::make_shared<JIT>(j, compiler.fn());
+    return o;
+  }
+
+  /// B=2, H=3, bf16, with fake-driver buffers for every tensor.
+  AttentionBackwardParams params(const Device &dev, int d, int seqlen) {
+    AttentionBackwardParams p;
+    p.batch = 2;
+    p.heads = 3;
+    p.seqlen = seqlen;
+    p.headDim = d;
+    std::size_t rows = std::size_t(p.batch) * p.heads * std::max(seqlen, 1);
+    DevicePtr *ptrs[] = {&p.q,  &p.k,  &p.v,  &p.o, &p.dout,
+                         &p.dq, &p.dk, &p.dv, &p.lse};
+    for (DevicePtr *ptr : ptrs) {
+      auto b = DeviceBuffer::allocate(
+          dev, ptr == &p.lse ? rows * 4 : rows * std::size_t(d) * 2);
+      EXPECT_TRUE(b.ok()) << b.error();
+      *ptr = b->ptr();
+      buffers.push_back(b.take());
+    }
+    return p;
+  }
+};
+
+Device openDevice() {
+  auto dev = Device::open();
+  EXPECT_TRUE(dev.ok()) << dev.error();
+  return dev.take();
+}
+
+float asFloat(unsigned long long bits) {
+  float f;
+  std::uint32_t b = std::uint32_t(bits);
+  std::memcpy(&f, &b, 4);
+  return f;
+}
+
+TEST(AttentionBackwardTest, PlansThreeKernelsAndRunsWithoutAllocating) {
+  Fixture f;
+  ASSERT_TRUE(fake());
+  Device dev = openDevice();
+  AttentionBackwardParams p = f.params(dev, 128, 1000);
+  p.causal = true;
+  int allocs = fake()->allocs;
+  auto b = AttentionBackward::plan(dev, p, f.options());
+  ASSERT_TRUE(b.ok()) << b.error();
+  EXPECT_EQ(b->kernelName(), "flash_bwd");
+  // The workspace: delta, [B*H, S] f32, allocated here and only here.
+  EXPECT_EQ(fake()->allocs, allocs + 1);
+  EXPECT_EQ(fake()->lastAllocBytes, 6u * 1000 * 4);
+  DevicePtr delta = fake()->lastAllocPtr;
+  ASSERT_EQ(f.compiler.calls.size(), 3u);
+  const char *order[] = {"flash_bwd_preprocess", "flash_bwd_dkdv",
+                         "flash_bwd_dq"};
+  for (int i = 0; i < 3; ++i) {
+    const auto &[name, o] = f.compiler.calls[i];
+    EXPECT_EQ(name, order[i]);
+    EXPECT_EQ(o.arch, "sm_90a");
+    EXPECT_EQ(o.defines.at("D"), "128");
+    EXPECT_EQ(o.defines.at("T"), "bf16");
+    EXPECT_EQ(o.defines.count("CAUSAL"), i == 0 ? 0u : 1u);
+    if (i > 0)
+      EXPECT_EQ(o.defines.at("CAUSAL"), "true");
+  }
+  ASSERT_EQ(f.lines.size(), 1u);
+  EXPECT_EQ(f.lines[0], "attention backward: flash_bwd_preprocess, "
+                        "flash_bwd_dkdv, flash_bwd_dq (BM=64 BN=32, sm_90a)");
+
+  FakeCudaState before = *fake();
+  ASSERT_TRUE(b->run().ok());
+  EXPECT_EQ(fake()->launches, before.launches + 3);
+  EXPECT_EQ(fake()->allocs, before.allocs);
+  EXPECT_EQ(fake()->ctxSyncs, before.ctxSyncs);
+  // The last launch is dQ: grid (ceil(S / 64), B*H), 9 arguments.
+  EXPECT_EQ(fake()->grid[0], (1000u + 63) / 64);
+  EXPECT_EQ(fake()->grid[1], 6u);
+  EXPECT_EQ(fake()->grid[2], 1u);
+  ASSERT_EQ(fake()->paramCount, 9);
+  EXPECT_EQ(fake()->params[0], p.q);
+  EXPECT_EQ(fake()->params[4], p.lse);
+  EXPECT_EQ(fake()->params[5], delta);
+  EXPECT_EQ(fake()->params[6], p.dq);
+  EXPECT_EQ(fake()->params[7], 1000u);
+  EXPECT_FLOAT_EQ(asFloat(fake()->params[8]), float(1 / std::sqrt(128.0)));
+
+  // Other pointers, the same shape: launched on them.
+  AttentionBackwardParams q = p;
+  q.dq = p.dk;
+  q.scale = 0;
+  ASSERT_TRUE(b->run(q).ok());
+  EXPECT_EQ(fake()->params[6], p.dk);
+}
+
+TEST(AttentionBackwardTest, Sm80CompilesForSm80) {
+  Fixture f("sm80");
+  Device dev = openDevice();
+  AttentionBackwardParams p = f.params(dev, 64, 17);
+  p.dtype = DType::F32;
+  p.scale = 0.5f;
+  auto b = AttentionBackward::plan(dev, p, f.options());
+  ASSERT_TRUE(b.ok()) << b.error();
+  for (const auto &call : f.compiler.calls) {
+    EXPECT_EQ(call.second.arch, "sm_80");
+    EXPECT_EQ(call.second.defines.at("T"), "f32");
+  }
+  ASSERT_TRUE(b->run().ok());
+  EXPECT_FLOAT_EQ(asFloat(fake()->params[8]), 0.5f);
+  EXPECT_EQ(fake()->grid[0], 1u);
+}
+
+TEST(AttentionBackwardTest, InvalidParamsAreErrors) {
+  Fixture f;
+  Device dev = openDevice();
+  auto expectError = [&](AttentionBackwardParams p, const char *what) {
+    auto b = AttentionBackward::plan(dev, p, f.options());
+    ASSERT_FALSE(b.ok()) << what;
+    EXPECT_TRUE(contains(b.error(), what)) << b.error();
+    EXPECT_TRUE(contains(b.error(), "attention backward: ")) << b.error();
+  };
+  AttentionBackwardParams p = f.params(dev, 64, 100);
+  AttentionBackwardParams bad = p;
+  bad.headDim = 0; // the forward's check
+  expectError(bad, "head dim 0 is outside 1..256");
+  bad = p;
+  bad.headDim = 96;
+  expectError(bad, "head dim 96 is not supported");
+  bad = p;
+  bad.layout = AttentionLayout::BSHD;
+  expectError(bad, "layout bshd is not supported");
+  bad = p;
+  bad.seqlen = -1;
+  expectError(bad, "seqlen (-1) must be >= 0");
+  bad = p;
+  bad.scale = -1;
+  expectError(bad, "must be finite and >= 0");
+  bad = p;
+  bad.batch = 300;
+  bad.heads = 300;
+  expectError(bad, "exceeds the backward grid's y limit");
+  EXPECT_TRUE(f.compiler.calls.empty()); // refused before compiling
+
+  AttentionOptions noJit = f.options();
+  noJit.jit.reset();
+  EXPECT_FALSE(AttentionBackward::plan(dev, p, noJit).ok());
+
+  auto b = AttentionBackward::plan(dev, p, f.options());
+  ASSERT_TRUE(b.ok()) << b.error();
+  AttentionBackwardParams other = p;
+  other.seqlen = 99;
+  Status s = b->run(other);
+  EXPECT_FALSE(s.ok());
+  EXPECT_TRUE(contains(s.message(), "differ from the plan's")) << s.message();
+  other = p;
+  other.dv = 0;
+  int launches = fake()->launches;
+  s = b->run(other);
+  EXPECT_FALSE(s.ok());
+  EXPECT_TRUE(contains(s.message(), "must all be set")) << s.message();
+  EXPECT_EQ(fake()->launches, launches);
+}
+
+TEST(AttentionBackwardTest, Sm75IsRefused) {
+  Fixture f("sm75");
+  Device dev = openDevice();
+  auto b = AttentionBackward::plan(dev, f.params(dev, 64, 10), f.options());
+  ASSERT_FALSE(b.ok());
+  EXPECT_TRUE(contains(b.error(), "compute capability 8.0")) << b.error();
+}
+
+TEST(AttentionBackwardTest, CompileFailureNamesTheKernel) {
+  Fixture f;
+  f.compiler.failing = {"flash_bwd_dkdv"};
+  Device dev = openDevice();
+  auto b = AttentionBackward::plan(dev, f.params(dev, 64, 10), f.options());
+  ASSERT_FALSE(b.ok());
+  EXPECT_TRUE(contains(b.error(), "flash_bwd_dkdv failed to compile"))
+      << b.error();
+  EXPECT_TRUE(contains(b.error(), "fake failure of flash_bwd_dkdv"));
+}
+
+TEST(AttentionBackwardTest, SeqlenZeroAllocatesAndLaunchesNothing) {
+  Fixture f;
+  Device dev = openDevice();
+  AttentionBackwardParams p = f.params(dev, 64, 0);
+  int allocs = fake()->allocs;
+  auto b = AttentionBackward::plan(dev, p, f.options());
+  ASSERT_TRUE(b.ok()) << b.error();
+  EXPECT_EQ(fake()->allocs, allocs);
+  int launches = fake()->launches;
+  ASSERT_TRUE(b->run().ok());
+  EXPECT_EQ(fake()->launches, launches);
+}
+
+} // namespace
