@@ -5,7 +5,8 @@
 #                  tile-unit-*, ...), lib/ (the project's shared libraries,
 #                  libTileCompiler.so.X.Y.Z with its SONAME links),
 #                  include/tile/ (the public headers), examples/ and test
-#                  .tile files, run-gpu.sh
+#                  .tile files, python/ (the tilec package, its tests) and
+#                  examples/python/, run-gpu.sh
 #   bundle/run-gpu.sh            unpacks into /tmp and runs the GPU suite and
 #                  the examples there:  bash bundle/run-gpu.sh
 # The binaries need only glibc, libstdc++ and (to launch) libcuda.so.1.
@@ -68,6 +69,12 @@ while IFS= read -r -d '' f; do
   cp "$f" "$STAGE/$f"
 done < <(find examples test \( -name '*.tile' -o -path 'examples/*/configs/*.json' \
            -o -path test/GPU/suites.txt \) -print0 2>/dev/null)
+# The Python package (ctypes over lib/libtilec_c.so.1), its tests and the
+# training example.
+while IFS= read -r -d '' f; do
+  mkdir -p "$STAGE/$(dirname "$f")"
+  cp "$f" "$STAGE/$f"
+done < <(find python examples/python -name '*.py' -print0 2>/dev/null)
 cp scripts/run-gpu.sh "$STAGE/run-gpu.sh"
 cp scripts/run-gpu.sh "$OUT_DIR/run-gpu.sh"
 {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the tilec bundle (scripts/bundle.sh) on a GPU machine that has no LLVM:
 # unpacks tilec-bundle.tar.xz into /tmp, then runs the unit tests, the GPU
-# suite, the JIT example for bf16/f16/f32 and an AOT compile with tilec.
+# suite, the PyTorch tests and training example (python/, when torch is
+# there), the JIT example for bf16/f16/f32 and an AOT compile with tilec.
 #
 #   bash bundle/run-gpu.sh [path/to/tilec-bundle.tar.xz]
 #
@@ -98,10 +99,19 @@ if [[ -x $DEST/bin/tile-gpu-tests && -f $DEST/test/GPU/suites.txt ]]; then
   done < "$DEST/test/GPU/suites.txt"
 fi
 for t in tile-gpu-persistent tile-gpu-cta-programs tile-gpu-launch-contract \
-         tile-gpu-varlen tile-gpu-decode tile-gpu-decode-api tile-gpu-attention-api tile-gpu-bwd \
-         tile-gpu-philox tile-gpu-linear-attn tile-gpu-linear-attn-bwd; do
+         tile-gpu-varlen tile-gpu-decode tile-gpu-decode-api tile-gpu-attention-api \
+         tile-gpu-attention-bwd-api tile-gpu-bwd tile-gpu-philox \
+         tile-gpu-linear-attn tile-gpu-linear-attn-bwd; do
   [[ -x $DEST/bin/$t ]] && run_step "$t" "$DEST/bin/$t"
 done
+# PyTorch (python3 with torch; exit 77, "skipped", without): tilec.attention
+# against SDPA, gradients, torch.compile, CUDA-graph replay; then 100 training
+# steps of a tiny model on tilec and on SDPA. The package finds
+# lib/libtilec_c.so.1 beside it (DEST/python/tilec -> DEST/lib).
+if [[ -f $DEST/python/tests/test_attention.py ]]; then
+  run_step python-attention python3 "$DEST/python/tests/test_attention.py"
+  run_step python-train-tiny python3 "$DEST/examples/python/train_tiny.py"
+fi
 if [[ -x $DEST/bin/tilec && -f $DEST/examples/attention/flash_fwd.tile ]]; then
   mkdir -p "$DEST/out"
   emit=ptx; command -v ptxas >/dev/null && emit=cubin
