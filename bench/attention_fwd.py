@@ -39,6 +39,10 @@ HEAD_DIMS = [64, 128]  # the default sweep
 ALL_HEAD_DIMS = [64, 80, 96, 128, 160, 192, 256]  # --head-dim may name any (tile-pad-shapes)
 DTYPES = {"bf16": "bf16", "fp16": "f16"}  # benchmark name -> tilec T
 PROVIDERS = ["tilec", "triton", "sdpa-flash", "sdpa-cudnn", "sdpa-efficient", "flex"]
+# tilec-torch (opt-in): torch.ops.tilec.attention_fwd from python/tilec, the path a
+# model takes (tile::Attention: the config table's entry, the C++ launcher), beside
+# "tilec" (this file's launcher, which also runs --config / --tune candidates).
+EXTRA_PROVIDERS = ["tilec-torch"]
 CONFIGS = ROOT / "examples" / "attention" / "configs"  # flash_fwd.ARCH.json
 TOKENS, HIDDEN = 16384, 2048  # batch = TOKENS / seqlen, heads = HIDDEN / head_dim
 RTOL = 1e-2  # relative L2 error bound for 16-bit outputs
@@ -922,7 +926,21 @@ def baseline_runner(name, s):
         return triton_runner(s)
     if name == "flex":
         return flex_runner(s)
+    if name == "tilec-torch":
+        return tilec_torch_runner(s)
     return sdpa_runner(name, s)
+
+
+def tilec_torch_runner(s):
+    """The python/tilec package: plans on the first call (outside the timing)."""
+    import torch
+    sys.path.insert(0, str(ROOT / "python"))
+    import tilec  # noqa: F401  (registers torch.ops.tilec)
+    scale = s["D"] ** -0.5
+
+    def fn(q, k, v):
+        return torch.ops.tilec.attention_fwd(q, k, v, bool(s["causal"]), scale)
+    return fn
 
 
 def sdpa_runner(name, s):
@@ -1268,7 +1286,8 @@ def parse_args(argv=None):
     p.add_argument("--head-dim", nargs="+", type=int, choices=ALL_HEAD_DIMS, default=HEAD_DIMS)
     p.add_argument("--seqlen", nargs="+", type=int, help=f"default: {SEQLENS}")
     p.add_argument("--causal", choices=["0", "1", "both"], default="both")
-    p.add_argument("--providers", nargs="+", choices=PROVIDERS, default=PROVIDERS)
+    p.add_argument("--providers", nargs="+", choices=PROVIDERS + EXTRA_PROVIDERS,
+                   default=PROVIDERS)
     p.add_argument("--config", help="one tilec config for every shape instead of the config table: "
                    "BM,BN,NUM_WARPS then schedule fields, NAME=VALUE or a bare name for true "
                    "(e.g. 128,128,8,producer,persistent or BM=128,BN=128,W=8,P=1,PS=1)")

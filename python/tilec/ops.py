@@ -13,6 +13,7 @@ compiled, loaded kernels) is made on the first call of each (shape, dtype,
 causal, scale, device) and kept for the process: call once before capturing a
 graph, as torch asks for any warm-up.
 """
+import atexit
 import math
 import threading
 
@@ -23,6 +24,9 @@ from . import capi
 _DTYPES = {torch.bfloat16: capi.BF16, torch.float16: capi.F16, torch.float32: capi.F32}
 _plans = {}
 _plans_lock = threading.Lock()
+# Plans unload their kernels while the driver is still up, not during the
+# interpreter's teardown.
+atexit.register(_plans.clear)
 
 
 def _plan(kind, q, causal, scale):
