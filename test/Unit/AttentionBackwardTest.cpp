@@ -177,8 +177,9 @@ TEST(AttentionBackwardTest, PlansThreeKernelsAndRunsWithoutAllocating) {
     EXPECT_EQ(o.defines.at("D"), "128");
     EXPECT_EQ(o.defines.at("T"), "bf16");
     EXPECT_EQ(o.defines.count("CAUSAL"), i == 0 ? 0u : 1u);
-    if (i > 0)
+    if (i > 0) {
       EXPECT_EQ(o.defines.at("CAUSAL"), "true");
+    }
   }
   ASSERT_EQ(f.lines.size(), 1u);
   EXPECT_EQ(f.lines[0], "attention backward: flash_bwd_preprocess, "
