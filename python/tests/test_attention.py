@@ -96,7 +96,7 @@ class ForwardTest(unittest.TestCase):
             tilec.attention(q.double(), k.double(), v.double())
         # The backward's head dims are 64 and 128: a clear error for 80.
         q, k, v = inputs(1, 2, 16, 80, torch.float32, grad=True)
-        with self.assertRaises(tilec.TilecError) as e:
+        with self.assertRaises(RuntimeError) as e:  # TilecError, maybe wrapped by autograd
             tilec.attention(q, k, v).sum().backward()
         self.assertIn("head dim 80 is not supported", str(e.exception))
 
