@@ -620,6 +620,22 @@ class KernelLauncher:
                 raise RuntimeError(f"{man['kernelName']}: {programs} programs, more than a persistent kernel counts")
             self.grid_slots = [C.c_uint32(g) for g in self.grid]
             self.grid = (min(programs, resident), 1, 1)
+        # Manifest "gridArgs" (tile-grid-offsets): u32s after the persistent
+        # grid saying where each launch starts along y/z and the whole grid's
+        # size; a grid over 65535 there is several launches (as
+        # lib/Runtime/Launch.cpp splits it). Absent (an older tilec): none.
+        names = [] if man.get("persistent") else man.get("gridArgs")
+        if names is None and max(self.grid[1:]) > 65535:
+            raise RuntimeError(f"{man['kernelName']}: grid {self.grid} over 65535 along y or z, and the "
+                               "manifest has no \"gridArgs\" (compile it again)")
+        self.grid_arg_slots = [C.c_uint32() for _ in names or []]
+        self.launches = []  # (grid, gridArgs values)
+        gx, gy, gz = self.grid
+        for z0 in range(0, gz, 65535):
+            for y0 in range(0, gy, 65535):
+                vals = {"offset_y": y0, "offset_z": z0, "size_y": gy, "size_z": gz}
+                self.launches.append(((gx, min(65535, gy - y0), min(65535, gz - z0)),
+                                      [vals[n] for n in names or []]))
         self.params = man["params"]
         self.slots = []
         for p in self.params:
@@ -637,7 +653,7 @@ class KernelLauncher:
                               (C.c_uint64 * 1)(t["rowStride"] * t["elemBytes"]),
                               (C.c_uint32 * 2)(t["boxElems"], t["boxRows"]),
                               (C.c_uint32 * 2)(1, 1)))
-        objs = self.slots + self.grid_slots + [m[1] for m in self.maps]
+        objs = self.slots + self.grid_slots + self.grid_arg_slots + [m[1] for m in self.maps]
         self.kernel_params = (C.c_void_p * len(objs))(*(C.addressof(o) for o in objs))
 
     def pack(self, *values):
@@ -677,10 +693,13 @@ class KernelLauncher:
         self.pack(*values)
         for i in range(len(self.maps)):
             self.encode(i)
-        res = libcuda().cuLaunchKernel(self.func_ptr, *self.grid, *self.block, self.smem,
-                                       self.stream, self.kernel_params, None)
-        if res:
-            raise RuntimeError(f"cuLaunchKernel({self.man['kernelName']}) failed: {cu_error(res)}")
+        for grid, vals in self.launches:
+            for slot, v in zip(self.grid_arg_slots, vals):
+                slot.value = v
+            res = libcuda().cuLaunchKernel(self.func_ptr, *grid, *self.block, self.smem,
+                                           self.stream, self.kernel_params, None)
+            if res:
+                raise RuntimeError(f"cuLaunchKernel({self.man['kernelName']}) failed: {cu_error(res)}")
 
 
 def resident_programs(func_ptr, block, smem):
@@ -818,6 +837,16 @@ def self_test():
     assert kp[10] == C.addressof(launch.maps[0][1]) and kp[11] == C.addressof(launch.maps[1][1])
     assert KernelLauncher(pman, 0, (3, 2, 5), (128, 1, 1), 0, 0, resident=264).grid == (30, 1, 1)
     assert KernelLauncher(man, 0, (16, 128, 1), (128, 1, 1), 0, 0, resident=264).grid == (16, 128, 1)
+    # gridArgs: after the user's arguments, before the maps; a grid y over
+    # 65535 is two launches, the second starting at y = 65535.
+    gman = dict(man, gridArgs=["offset_y", "size_y"])
+    launch = KernelLauncher(gman, 0, (2, 70000, 1), (128, 1, 1), 0, 0)
+    assert launch.launches == [((2, 65535, 1), [0, 70000]), ((2, 4465, 1), [65535, 70000])], launch.launches
+    kp = launch.kernel_params
+    assert len(kp) == 11 and kp[7] == C.addressof(launch.grid_arg_slots[0]) and kp[9] == C.addressof(launch.maps[0][1])
+    assert KernelLauncher(dict(man, gridArgs=[]), 0, (1, 1, 70000), (128, 1, 1), 0, 0).launches == \
+        [((1, 1, 65535), []), ((1, 1, 4465), [])]
+    raises(lambda: KernelLauncher(man, 0, (1, 70000, 1), (128, 1, 1), 0, 0), "has no \"gridArgs\"")
     # Configurations: the printed form, the command-line forms, tilec's flags.
     c = parse_cfg("128,64,8,2,2,0,1")  # an older positional line
     assert c == make_cfg(128, 64, num_warps=8, min_blocks=2, num_stages=2, persistent=True), c

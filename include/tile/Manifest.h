@@ -67,6 +67,17 @@ struct Manifest {
   /// before the tensor maps, and the launcher starts only as many programs
   /// (along x) as are resident at once; each loops over the logical grid.
   bool persistent = false;
+  /// Launch parameters for grids over 65535 along y or z, passed after the
+  /// persistent grid (if any) and before the tensor maps, in this order:
+  /// "offset_y"/"offset_z" (i32: where this launch starts along the axis;
+  /// the kernel's program_id adds it) and "size_y"/"size_z" (i32: the whole
+  /// grid's size, the kernel's num_programs). gridArgsKnown: the manifest
+  /// has the key (tilec since it was added): an axis not listed is not read
+  /// by the kernel, so the launcher may split any grid into launches of at
+  /// most 65535 along y and z. Without it (older manifests) grids over
+  /// 65535 there are refused.
+  std::vector<std::string> gridArgs;
+  bool gridArgsKnown = false;
   /// The schedule the kernel was compiled with (tile::Schedule::str()).
   std::string schedule;
   std::string tilecVersion;

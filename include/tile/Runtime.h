@@ -288,6 +288,13 @@ public:
   /// min(programs of `grid`, residentPrograms()) programs along x, and gets
   /// `grid` itself (three u32) after the user's arguments, before the maps:
   /// its programs loop over `grid`'s programs (at most 2^30 of them).
+  ///
+  /// Any other kernel whose manifest has "gridArgs" runs a grid over 65535
+  /// along y or z as several launches of at most 65535 each (z-major, in
+  /// stream order), passing each launch where it starts and the whole
+  /// grid's size as its gridArgs (after the persistent grid, before the
+  /// maps): the kernel's program ids and num_programs are those of `grid`.
+  /// A manifest without the key (an older tilec) limits y and z to 65535.
   Status launch(std::array<unsigned, 3> grid,
                 const std::vector<KernelArg> &args,
                 Stream stream = nullptr) const;

@@ -47,9 +47,6 @@ std::string tile::attention_detail::validate(const AttentionParams &p) {
   if (p.batch < 1 || p.heads < 1)
     return fmt::format("batch ({}) and heads ({}) must be >= 1", p.batch,
                        p.heads);
-  if (p.batch > 65535 || p.heads > 65535) // grid y and z
-    return fmt::format("batch ({}) and heads ({}) must be <= 65535", p.batch,
-                       p.heads);
   if (p.seqlen < 0)
     return fmt::format("seqlen ({}) must be >= 0", p.seqlen);
   if (p.headDim < 1 || p.headDim > 256)
@@ -117,10 +114,6 @@ std::string planFast(Attention::Impl &impl, std::string &line) {
                        "tables for sm_90a and sm_80)",
                        impl.device.computeCapabilityMajor(),
                        impl.device.computeCapabilityMinor());
-  if (p.layout == AttentionLayout::BHSD &&
-      std::int64_t(p.batch) * p.heads > 65535)
-    return fmt::format("B*H = {} exceeds flash_fwd's grid y limit (65535)",
-                       std::int64_t(p.batch) * p.heads);
   std::string tablePath =
       impl.kernelDir + "/configs/flash_fwd." + arch + ".json";
   ConfigTable table;

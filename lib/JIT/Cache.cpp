@@ -47,7 +47,7 @@ const char *const kEntryFiles[] = {".meta", ".ptx", ".cubin",
 } // namespace
 
 std::string cacheKey(const CacheKeyInputs &in) {
-  std::string s = "tilec-cache-key-v3\n";
+  std::string s = "tilec-cache-key-v4\n";
   appendField(s, "source", in.source);
   appendField(s, "defines", std::to_string(in.defines.size()));
   for (const auto &[name, value] : in.defines) {

@@ -16,6 +16,7 @@
 #include "lib/Target/PTX.h"
 #include "lib/Target/StageClock.h"
 #include "lib/Transforms/Passes.h"
+#include "lib/Transforms/GridArgs.h"
 #include "tile/Version.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -110,6 +111,11 @@ void describeGPU(mlir::ModuleOp module, Manifest &m) {
     if (auto a = fn->getAttrOfType<mlir::IntegerAttr>(
             mlir::tile::kSharedMemoryAttr))
       m.sharedMemoryBytes = int(a.getInt());
+    if (auto args = fn->getAttrOfType<mlir::ArrayAttr>(mlir::tile::kGridArgsAttr)) {
+      m.gridArgsKnown = true;
+      for (mlir::Attribute a : args)
+        m.gridArgs.push_back(llvm::cast<mlir::StringAttr>(a).str());
+    }
     if (auto maps = fn->getAttrOfType<mlir::ArrayAttr>(mlir::tile::kTensorMapsAttr))
       for (mlir::Attribute a : maps) {
         llvm::ArrayRef<int64_t> v = llvm::cast<mlir::DenseI64ArrayAttr>(a).asArrayRef();

@@ -80,6 +80,7 @@ void ::tile::buildLayoutPipeline(OpPassManager &pm) {
 }
 
 void ::tile::buildGPUPipeline(OpPassManager &pm) {
+  pm.addPass(mlir::tile::createTileGridOffsets());
   pm.addPass(mlir::tile::createConvertTileToGPU());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

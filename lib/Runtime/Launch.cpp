@@ -117,6 +117,9 @@ Status checkArguments(const Manifest &manifest,
 
 namespace {
 
+/// Programs along y or z one launch may have.
+constexpr unsigned kMaxGridYZ = 65535;
+
 std::string hex(std::uint64_t v) {
   char buf[24];
   std::snprintf(buf, sizeof(buf), "0x%llx", static_cast<unsigned long long>(v));
@@ -226,20 +229,24 @@ Status Kernel::launch(std::array<unsigned, 3> grid,
     return s.withContext("launching '" + manifest_.kernelName + "'");
   if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0)
     return Status(); // nothing to do: an empty problem is not an error
-  // The hardware's grid limits bind a kernel launched as asked; a
-  // persistent one launches its resident programs along x and loops over
-  // the grid, which may then be anything it counts (below).
+  // The hardware's grid limits bind each launch: at most 65535 programs
+  // along y and z. A persistent kernel launches its resident programs along
+  // x and loops over the grid, which may then be anything it counts
+  // (below); a kernel with the manifest's gridArgs runs a larger grid as
+  // several launches (splitLaunches); an older one cannot.
+  bool splits = !manifest_.persistent && manifest_.gridArgsKnown;
   if (grid[0] > 0x7fffffffu || grid[1] > 0x7fffffffu || grid[2] > 0x7fffffffu ||
-      (!manifest_.persistent && (grid[1] > 65535 || grid[2] > 65535)))
+      (!manifest_.persistent && !splits &&
+       (grid[1] > kMaxGridYZ || grid[2] > kMaxGridYZ)))
     return Status::error(
         "launching '" + manifest_.kernelName + "': grid (" +
         std::to_string(grid[0]) + ", " + std::to_string(grid[1]) + ", " +
-        std::to_string(grid[2]) +
-        ") exceeds the limits (2^31-1, 65535, 65535)" +
-        (manifest_.persistent
-             ? std::string()
-             : "; a persistent schedule (persistent = true) takes any grid "
-               "of up to 2^30 programs"));
+        std::to_string(grid[2]) + ") exceeds the limits (2^31-1, " +
+        (manifest_.persistent || splits
+             ? std::string("2^31-1, 2^31-1)")
+             : std::string("65535, 65535); its manifest has no \"gridArgs\" "
+                           "(a tilec older than split launches): compile it "
+                           "again, or use a persistent schedule")));
 
   // Persistent: the resident programs loop over `grid`, passed to them.
   std::array<unsigned, 3> launched = grid;
@@ -283,17 +290,40 @@ Status Kernel::launch(std::array<unsigned, 3> grid,
   if (manifest_.persistent)
     for (unsigned &g : grid)
       params.push_back(&g);
+  // gridArgs: one u32 each, rewritten before each launch of a split grid.
+  std::vector<std::uint32_t> gridValues(manifest_.gridArgs.size());
+  for (std::uint32_t &v : gridValues)
+    params.push_back(&v);
   for (CUtensorMap &map : maps)
     params.push_back(&map);
   params.push_back(nullptr);
 
-  CUresult r = api.cuLaunchKernel(
-      static_cast<CUfunction>(function_), launched[0], launched[1], launched[2],
-      unsigned(manifest_.blockSize), 1, 1,
-      unsigned(manifest_.sharedMemoryBytes), static_cast<CUstream>(stream),
-      params.size() == 1 ? nullptr : params.data(), nullptr);
-  return api.check(r, "cuLaunchKernel")
-      .withContext("launching '" + manifest_.kernelName + "'");
+  // Launches of at most 65535 along y and z, z-major, in stream order; the
+  // driver copies the parameters at each call. One launch unless the grid
+  // is larger (a split adds no synchronisation: launches of a stream run
+  // in order, and programs of one grid do not communicate).
+  for (unsigned z0 = 0; z0 < launched[2]; z0 += kMaxGridYZ)
+    for (unsigned y0 = 0; y0 < launched[1]; y0 += kMaxGridYZ) {
+      for (std::size_t i = 0; i < gridValues.size(); ++i) {
+        const std::string &g = manifest_.gridArgs[i];
+        gridValues[i] = g == "offset_y" ? y0
+                        : g == "offset_z" ? z0
+                        : g == "size_y"   ? launched[1]
+                                          : launched[2];
+      }
+      CUresult r = api.cuLaunchKernel(
+          static_cast<CUfunction>(function_), launched[0],
+          std::min(kMaxGridYZ, launched[1] - y0),
+          std::min(kMaxGridYZ, launched[2] - z0),
+          unsigned(manifest_.blockSize), 1, 1,
+          unsigned(manifest_.sharedMemoryBytes), static_cast<CUstream>(stream),
+          params.size() == 1 ? nullptr : params.data(), nullptr);
+      if (Status s = api.check(r, "cuLaunchKernel"); !s.ok())
+        return s.withContext("launching '" + manifest_.kernelName +
+                             "' (programs from y " + std::to_string(y0) +
+                             ", z " + std::to_string(z0) + ")");
+    }
+  return Status();
 }
 
 //===----------------------------------------------------------------------===//

@@ -4,8 +4,10 @@
 // (line:column errors) and then checks the schema, naming the missing or
 // mistyped key, and the tensor maps against the rules the launcher's encoding
 // needs. Every key is required except "tensorMaps" (added later; absent
-// means none) and "persistent" (written only when true). The "scratchBytesPerProgram" of older manifests is accepted
-// only as 0. No LLVM: the runtime links without it.
+// means none), "persistent" (written only when true) and "gridArgs" (absent
+// in older manifests: no grids over 65535 along y or z). The
+// "scratchBytesPerProgram" of older manifests is accepted only as 0. No
+// LLVM: the runtime links without it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -70,6 +72,12 @@ std::string Manifest::toJSON() const {
   j += tensorMaps.empty() ? "],\n" : "\n  ],\n";
   if (persistent)
     j += "  \"persistent\": true,\n";
+  if (gridArgsKnown) {
+    j += "  \"gridArgs\": [";
+    for (std::size_t i = 0; i < gridArgs.size(); ++i)
+      j += (i ? ", " : "") + quote(gridArgs[i]);
+    j += "],\n";
+  }
   if (!schedule.empty())
     j += "  \"schedule\": " + quote(schedule) + ",\n";
   j += "  \"tilecVersion\": " + quote(tilecVersion) + ",\n";
@@ -304,6 +312,25 @@ bool Manifest::fromJSON(const std::string &text, Manifest &out,
       return typeError("\"persistent\"", "a boolean", *p, why), bad(why);
     m.persistent = p->boolean;
   }
+  if (const Value *g = root.get("gridArgs")) { // absent (older): refuse big grids
+    if (g->kind != Value::Array)
+      return typeError("\"gridArgs\"", "an array", *g, why), bad(why);
+    m.gridArgsKnown = true;
+    for (std::size_t i = 0; i < g->items.size(); ++i) {
+      const Value &v = g->items[i];
+      std::string where = "\"gridArgs\"[" + std::to_string(i) + "]";
+      if (v.kind != Value::String)
+        return typeError(where, "a string", v, why), bad(why);
+      if (v.text != "offset_y" && v.text != "size_y" && v.text != "offset_z" &&
+          v.text != "size_z")
+        return bad(where + ": \"" + v.text +
+                   "\" is none of offset_y, size_y, offset_z, size_z");
+      for (const std::string &seen : m.gridArgs)
+        if (seen == v.text)
+          return bad(where + ": \"" + v.text + "\" listed twice");
+      m.gridArgs.push_back(v.text);
+    }
+  }
   if (root.get("schedule") && !getString(root, "schedule", m.schedule, why))
     return bad(why); // absent in manifests older than the key
 
@@ -322,6 +349,7 @@ bool Manifest::operator==(const Manifest &o) const {
          constants == o.constants && blockSize == o.blockSize &&
          sharedMemoryBytes == o.sharedMemoryBytes && arch == o.arch &&
          tensorMaps == o.tensorMaps && persistent == o.persistent &&
+         gridArgs == o.gridArgs && gridArgsKnown == o.gridArgsKnown &&
          schedule == o.schedule && tilecVersion == o.tilecVersion &&
          llvmVersion == o.llvmVersion && cudaVersion == o.cudaVersion &&
          sourceHash == o.sourceHash;

@@ -80,6 +80,25 @@ def TilePersistent : Pass<"tile-persistent", "mlir::ModuleOp"> {
                            "mlir::arith::ArithDialect", "mlir::LLVM::LLVMDialect"];
 }
 
+def TileGridOffsets : Pass<"tile-grid-offsets", "mlir::ModuleOp"> {
+  let summary = "Grid y and z of any size: program_id(1|2) plus a launch offset";
+  let description = [{
+    Pipeline stage 6a, before `convert-tile-to-gpu`. The hardware launches
+    at most 65535 programs along y and z; the launcher splits a larger grid
+    into launches of at most that many and tells each one where it starts.
+    In a kernel that is not persistent, for d = 1 (y) and 2 (z):
+    `program_id(d)` becomes `program_id(d) + offset_d` and
+    `num_programs(d)` becomes `size_d`, i32 parameters appended to the
+    kernel's (after the persistent grid, before the tensor maps) in the
+    order y offset, y size, z offset, z size, each only where the kernel
+    reads it. The kernel's `tile.grid_args` lists them ("offset_y",
+    "size_y", "offset_z", "size_z"); the manifest's "gridArgs" carries it
+    to the launcher. Cost: one add per `program_id(1|2)` and 4 bytes of
+    parameters each; a kernel that reads neither axis is unchanged.
+  }];
+  let dependentDialects = ["mlir::tile::TileDialect", "mlir::arith::ArithDialect"];
+}
+
 def TileDynamicPersistent : Pass<"tile-dynamic-persistent", "mlir::ModuleOp"> {
   let summary = "Persistent programs take logical programs from a launch-wide counter";
   let description = [{

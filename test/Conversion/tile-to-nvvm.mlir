@@ -16,7 +16,7 @@
 // CHECK: module attributes {gpu.container_module}
 // CHECK: gpu.module @tile_kernels {
 // CHECK: llvm.mlir.global internal @[[SHMEM:.*]]() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<0 x i8>
-// CHECK: llvm.func @loop_and_convert(%{{.*}}: i64, %[[N:.*]]: i32) attributes {gpu.kernel, gpu.known_block_size = array<i32: 64, 1, 1>, nvvm.kernel, nvvm.maxntid = array<i32: 64, 1, 1>, tile.schedule = #tile.schedule<num_warps = 2>, tile.shared_memory = 128 : i64}
+// CHECK: llvm.func @loop_and_convert(%{{.*}}: i64, %[[N:.*]]: i32) attributes {gpu.kernel, gpu.known_block_size = array<i32: 64, 1, 1>, nvvm.kernel, nvvm.maxntid = array<i32: 64, 1, 1>, tile.grid_args = [], tile.schedule = #tile.schedule<num_warps = 2>, tile.shared_memory = 128 : i64}
 // CHECK: nvvm.read.ptx.sreg.tid.x
 // CHECK: llvm.br ^[[HEAD:.*]](
 // CHECK: ^[[HEAD]](%[[IV:.*]]: i32, %{{.*}}: vector<2xf32>):

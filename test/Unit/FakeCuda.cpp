@@ -272,6 +272,10 @@ int cuLaunchKernel(CUfunction fn, unsigned gx, unsigned gy, unsigned gz, unsigne
                   declared ? std::min(bytes, 128u) : 128);
     state.paramCount = i + 1;
   }
+  FakeLaunch &log = state.launchLog[(state.launches - 1) % 8];
+  std::memcpy(log.grid, state.grid, sizeof(log.grid));
+  log.paramCount = state.paramCount;
+  std::memcpy(log.params, state.params, sizeof(log.params));
   return 0;
 }
 

@@ -29,7 +29,8 @@
 // each entry: as many bytes as the loaded PTX's first .entry declares for
 // that parameter (.u32: 4, .u64: 8, .b8 x[128]: 128), else 8 bytes into
 // params and, from index tailParamsFrom on (a tensor map passed by value),
-// 128 bytes into tailParams (up to 4).
+// 128 bytes into tailParams (up to 4); launchLog keeps the grid and params
+// of the last 8 launches.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -45,6 +46,13 @@ struct FakeTensorMapCall {
   unsigned elementStrides[2];
   int interleave, swizzle, l2Promotion, oobFill;
   bool mapAligned; ///< the CUtensorMap pointer was 64-byte aligned
+};
+
+/// One cuLaunchKernel call: its grid and first (≤ 16) parameters.
+struct FakeLaunch {
+  unsigned grid[3];
+  int paramCount;
+  unsigned long long params[16];
 };
 
 struct FakeCudaState {
@@ -68,6 +76,7 @@ struct FakeCudaState {
   unsigned char tailParams[4][128];    ///< bytes of params[tailParamsFrom + i]
   int programsPerSM;                   ///< set by the test (see above)
   int occupancyBlockSize, occupancyShared; ///< the last occupancy query
+  FakeLaunch launchLog[8];             ///< [i % 8]: launch i (launches before it)
 };
 
 extern "C" FakeCudaState *fakecuda_state();

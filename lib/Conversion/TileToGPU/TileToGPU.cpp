@@ -10,6 +10,7 @@
 #include "dialects/tile/TargetInfo.h"
 #include "lib/Conversion/Passes.h"
 #include "lib/Conversion/TileToGPU/ThreadLayout.h"
+#include "lib/Transforms/GridArgs.h"
 
 #include "mlir/Dialect/Func/Transforms/FuncConversions.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -69,7 +70,8 @@ gpu::GPUFuncOp outline(func::FuncOp fn, gpu::GPUModuleOp gpuModule,
   int64_t warps = warpsOf(fn) * membersOf(fn) + extraWarps;
   gfn.setKnownBlockSizeAttr(
       b.getDenseI32ArrayAttr({int32_t(32 * warps), 1, 1}));
-  for (StringRef name : {kParamsAttr.data(), kScheduleAttr.data()})
+  for (StringRef name :
+       {kParamsAttr.data(), kScheduleAttr.data(), kGridArgsAttr.data()})
     if (Attribute a = fn->getAttr(name))
       gfn->setAttr(name, a);
   // Replace gpu.func's empty entry block by the kernel's body.
