@@ -203,6 +203,16 @@ CompileResult tile::compile(const std::string &source,
   if (options.remarks)
     (*module)->setAttr(mlir::tile::kRemarksAttr, mlir::UnitAttr::get(&context));
   describeKernel(*module, result.manifest);
+  // For errors after MLIR (ptxas): where the kernel is and how it was built.
+  std::string kernelAt, kernelWhat;
+  module->walk([&](mlir::func::FuncOp fn) {
+    if (!fn->hasAttr(mlir::tile::kKernelAttr))
+      return;
+    if (auto l = llvm::dyn_cast<mlir::FileLineColLoc>(fn.getLoc()))
+      kernelAt = (l.getFilename().str() + ":" + std::to_string(l.getLine()) +
+                  ":" + std::to_string(l.getColumn()) + ": ");
+    kernelWhat = kernelConfig(fn);
+  });
   result.manifest.arch = options.arch;
   result.manifest.schedule = options.schedule.str();
   result.manifest.sourceHash = hashHex(source);
@@ -291,7 +301,8 @@ CompileResult tile::compile(const std::string &source,
     return result;
   }
   if (!target::runPtxas(ptxas, result.ptx, options.arch, result.cubin, error)) {
-    diag << "error: " << error << "\n";
+    diag << kernelAt << "error: " << error << "\n"
+         << kernelAt << "note: " << kernelWhat << "\n";
     return result;
   }
   clock.mark("ptxas");

@@ -32,7 +32,8 @@ ptxas = int(open(pidfile).read())
 p.send_signal(getattr(signal, signame))
 err = p.communicate(timeout=20)[1]
 print(f"tilec exit {p.returncode}")
-print(err.strip().splitlines()[-1] if err.strip() else "(no message)")
+lines = err.strip().splitlines()
+print(next((l for l in lines if "error:" in l), lines[-1]) if lines else "(no message)")
 
 
 def alive(pid):
