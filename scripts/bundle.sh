@@ -76,6 +76,7 @@ while IFS= read -r -d '' f; do
   cp "$f" "$STAGE/$f"
 done < <(find python examples/python -name '*.py' -print0 2>/dev/null)
 cp scripts/run-gpu.sh "$STAGE/run-gpu.sh"
+cp scripts/tilec-dossier.py "$STAGE/tilec-dossier.py"
 cp scripts/run-gpu.sh "$OUT_DIR/run-gpu.sh"
 {
   echo "tilec bundle"

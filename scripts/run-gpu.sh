@@ -2,7 +2,8 @@
 # Runs the tilec bundle (scripts/bundle.sh) on a GPU machine that has no LLVM:
 # unpacks tilec-bundle.tar.xz into /tmp, then runs the unit tests, the GPU
 # suite, the PyTorch tests and training example (python/, when torch is
-# there), the JIT example for bf16/f16/f32 and an AOT compile with tilec.
+# there), the JIT example for bf16/f16/f32, an AOT compile with tilec and
+# the kernel dossier of flash_fwd (dossier.json and dossier.md into $OUT).
 #
 #   bash bundle/run-gpu.sh [path/to/tilec-bundle.tar.xz]
 #
@@ -147,6 +148,18 @@ if [[ -x $DEST/bin/flash_fwd_jit ]]; then
     "${bh[@]}" --no-table --schedule num_warps=8,producer=true --causal --seqlen 64
   run_step flash_fwd_jit-bh70000-table "$DEST/bin/flash_fwd_jit" "$TILEC_FLASH_FWD_TILE" \
     "${bh[@]}" --seqlen 64
+fi
+
+# The kernel dossier (scripts/tilec-dossier.py): flash_fwd's config-table
+# configurations compiled (registers and spills from ptxas -v), the
+# toolchain, the GPU, parity runs and a few timings, as dossier.json and
+# dossier.md in $OUT (else the log directory). DOSSIER_ARGS: more flags
+# (default --quick: fewer parity runs and shapes).
+if [[ -f $DEST/tilec-dossier.py && -x $DEST/bin/tilec ]] && command -v python3 >/dev/null; then
+  # shellcheck disable=SC2086  # DOSSIER_ARGS is a list
+  run_step dossier python3 "$DEST/tilec-dossier.py" "$TILEC_FLASH_FWD_TILE" \
+    --tilec "$DEST/bin/tilec" --bin "$DEST/bin" --arch "$ARCH" --out "${OUT:-$LOG_DIR}" \
+    ${DOSSIER_ARGS:---quick}
 fi
 
 # compute-sanitizer (SANITIZE=1; memcheck, racecheck and synccheck are 10 to
