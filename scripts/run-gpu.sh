@@ -139,13 +139,13 @@ if [[ -x $DEST/bin/flash_fwd_jit ]]; then
   # B·H = 70 000: grids over 65 535 along y ([B·H, S, D]) and, with H = 1,
   # z ([B, S, H, D]) run as several launches (tile-grid-offsets, the
   # manifest's gridArgs). The kernel defaults (--no-table) are not
-  # persistent, so the split launches are what runs; then a producer
-  # warpgroup (sm_90a), and the table's (persistent) choice.
+  # persistent, so the split launches are what runs; then 8 warps (two
+  # warpgroups, causal), and the table's (persistent) choice.
   bh=(--dtype bf16 --batch-heads 70000 --head-dim 64 --iters 2 --warmup-ms 0)
   run_step flash_fwd_jit-bh70000 "$DEST/bin/flash_fwd_jit" "$TILEC_FLASH_FWD_TILE" \
     "${bh[@]}" --no-table --layout both --heads 1 --seqlen 100
-  run_step flash_fwd_jit-bh70000-producer "$DEST/bin/flash_fwd_jit" "$TILEC_FLASH_FWD_TILE" \
-    "${bh[@]}" --no-table --schedule num_warps=8,producer=true --causal --seqlen 64
+  run_step flash_fwd_jit-bh70000-8warps "$DEST/bin/flash_fwd_jit" "$TILEC_FLASH_FWD_TILE" \
+    "${bh[@]}" --no-table --schedule num_warps=8 --causal --seqlen 64
   run_step flash_fwd_jit-bh70000-table "$DEST/bin/flash_fwd_jit" "$TILEC_FLASH_FWD_TILE" \
     "${bh[@]}" --seqlen 64
 fi
