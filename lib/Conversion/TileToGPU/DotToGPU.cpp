@@ -118,12 +118,16 @@ struct DotLowering : TilePattern<DotOp> {
         int64_t at = kMajor ? n0 * ld + k0 : k0 * ld + n0;
         Value addr = arith::AddIOp::create(rw, loc, rowBase,
                                            i32Const(rw, loc, at * 2));
+        // A read of shared memory, so it has side effects: otherwise the
+        // asm is pure to MLIR's CSE and LLVM (register operands only), and
+        // a later dot that stages a different B into the same scratch
+        // buffer, with the same row stride, reuses this dot's fragments.
         Value res = ptx(rw, loc, pairTy, addr,
                         kMajor ? "ldmatrix.sync.aligned.m8n8.x2.shared.b16 "
                                  "{$0, $1}, [$2];"
                                : "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 "
                                  "{$0, $1}, [$2];",
-                        "=r,=r,r");
+                        "=r,=r,r", /*sideEffects=*/true);
         it->second = {asOperand(LLVM::ExtractValueOp::create(rw, loc, res, 0)),
                       asOperand(LLVM::ExtractValueOp::create(rw, loc, res, 1))};
       }
