@@ -124,12 +124,19 @@ class BackwardTest(unittest.TestCase):
                         _, *ref = self.grads(lambda a, b, c: sdpa(a, b, c, causal),
                                              q.double(), k.double(), v.double(), do.double())
                         _, *same = self.grads(lambda a, b, c: sdpa(a, b, c, causal), q, k, v, do)
+                        # Errors relative to the gradient's own norm, or to dV's where it
+                        # is smaller: at S = 1 softmax is constant, dQ and dK are exactly
+                        # 0 in fp64, and any rounding is infinitely far "relatively".
+                        scale = ref[2].double().norm().item()
                         for name, g, r, s in zip("qkv", got, ref, same):
-                            err = rel_l2(g, r)
+                            denom = max(r.double().norm().item(), scale, 1e-30)
+                            err = (g.double() - r).norm().item() / denom
+                            err_sdpa = (s.double() - r).norm().item() / denom
                             print(f"d{name} {str(dtype):15} {B}x{H}x{S}x{D} causal={int(causal)}: "
-                                  f"tilec {err:.2e}  sdpa {rel_l2(s, r):.2e}")
+                                  f"tilec {err:.2e}  sdpa {err_sdpa:.2e}")
                             self.assertTrue(torch.isfinite(g).all().item())
-                            self.assertLessEqual(err, tol, f"d{name}")
+                            # Within the tolerance, or 3x SDPA's error in the same precision.
+                            self.assertLessEqual(err, max(tol, 3 * err_sdpa), f"d{name}")
 
     def test_finite_difference_f32(self):
         B, H, S, D = 1, 2, 37, 64
