@@ -20,24 +20,11 @@
 
 using namespace tile;
 using tiletest::contains;
+using tiletest::fake;
+using tiletest::fakePath;
 using tiletest::ScopedEnv;
 
 namespace {
-
-const char *fakePath() {
-  const char *env = std::getenv("TILEC_FAKECUDA_PATH");
-  return env && *env ? env : FAKECUDA_PATH;
-}
-
-FakeCudaState *fake() {
-  static FakeCudaState *state = [] {
-    void *h = dlopen(fakePath(), RTLD_NOW);
-    auto fn = reinterpret_cast<FakeCudaState *(*)()>(
-        h ? dlsym(h, "fakecuda_state") : nullptr);
-    return fn ? fn() : nullptr;
-  }();
-  return state;
-}
 
 std::string kernelDir() {
   if (const char *src = std::getenv("TILEC_SOURCE_DIR"); src && *src)

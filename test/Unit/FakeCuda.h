@@ -80,3 +80,27 @@ struct FakeCudaState {
 };
 
 extern "C" FakeCudaState *fakecuda_state();
+
+#ifdef FAKECUDA_PATH
+#include <cstdlib>
+#include <dlfcn.h>
+
+namespace tiletest {
+/// The fake driver library: $TILEC_FAKECUDA_PATH, else the build's.
+inline const char *fakePath() {
+  const char *env = std::getenv("TILEC_FAKECUDA_PATH");
+  return env && *env ? env : FAKECUDA_PATH;
+}
+
+/// The fake driver's state (the library the runtime loads, opened once).
+inline FakeCudaState *fake() {
+  static FakeCudaState *state = [] {
+    void *h = dlopen(fakePath(), RTLD_NOW);
+    auto fn = reinterpret_cast<FakeCudaState *(*)()>(
+        h ? dlsym(h, "fakecuda_state") : nullptr);
+    return fn ? fn() : nullptr;
+  }();
+  return state;
+}
+} // namespace tiletest
+#endif

@@ -19,24 +19,11 @@
 
 using namespace tile;
 using tiletest::contains;
+using tiletest::fake;
+using tiletest::fakePath;
 using tiletest::ScopedEnv;
 
 namespace {
-
-const char *fakePath() {
-  const char *env = std::getenv("TILEC_FAKECUDA_PATH");
-  return env && *env ? env : FAKECUDA_PATH;
-}
-
-FakeCudaState *fake() {
-  static FakeCudaState *state = [] {
-    void *h = dlopen(fakePath(), RTLD_NOW);
-    auto fn = reinterpret_cast<FakeCudaState *(*)()>(
-        h ? dlsym(h, "fakecuda_state") : nullptr);
-    return fn ? fn() : nullptr;
-  }();
-  return state;
-}
 
 /// flash_fwd's parameters (7) and `gridArgs` (u32 each, declared in the
 /// PTX so that the fake reads 4 bytes of each, as the driver does).

@@ -20,6 +20,8 @@
 
 using namespace tile;
 using tiletest::contains;
+using tiletest::fake;
+using tiletest::fakePath;
 using tiletest::ScopedEnv;
 using tiletest::TempDir;
 
@@ -27,21 +29,6 @@ namespace {
 
 /// The fake driver: $TILEC_FAKECUDA_PATH (a bundle unpacked elsewhere) or
 /// the build tree's.
-const char *fakePath() {
-  const char *env = std::getenv("TILEC_FAKECUDA_PATH");
-  return env && *env ? env : FAKECUDA_PATH;
-}
-
-FakeCudaState *fake() {
-  static FakeCudaState *state = [] {
-    void *h = dlopen(fakePath(), RTLD_NOW);
-    auto fn = reinterpret_cast<FakeCudaState *(*)()>(
-        h ? dlsym(h, "fakecuda_state") : nullptr);
-    return fn ? fn() : nullptr;
-  }();
-  return state;
-}
-
 /// Uses the fake driver, in `mode`, for one test.
 struct FakeDriver {
   ScopedEnv driver{"TILEC_CUDA_DRIVER", fakePath()};
