@@ -39,6 +39,7 @@ struct CompileOptions {
   Schedule schedule;                           ///< how the kernel runs
   std::string kernel;                          ///< empty: the file's only kernel
   std::string ptxasPath;                       ///< empty: search PATH and /usr/local/cuda
+  std::vector<std::string> includeDirs; ///< -I: where imports are found after the importing file's directory
   bool timeStages = false;                     ///< fill CompileResult::stageTimes
   bool remarks = false; ///< say why dot operand loads stay off TMA rings
   bool llvmO3 = false;  ///< LLVM's whole O3 pipeline, not the passes that change our kernels

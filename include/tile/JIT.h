@@ -48,6 +48,7 @@ using Defines = std::map<std::string, std::string>;
 /// Everything that can change the compiled kernel.
 struct CacheKeyInputs {
   std::string source; ///< the .tile text
+  std::string imports; ///< the files it imports (importedSources)
   Defines defines;    ///< -D NAME=VALUE (a map: always sorted)
   std::string kernel; ///< requested kernel name ("" = the file's only one)
   std::string arch;   ///< sm_80 / sm_90a
@@ -151,6 +152,8 @@ struct JITOptions {
   std::string arch;      ///< empty: the arch of GPU 0 (Device::archString)
   bool cubin = true;     ///< also run ptxas when found (loads faster)
   std::string ptxasPath; ///< empty: findPtxas()
+  /// Where `import "path";` looks after the importing file's directory.
+  std::vector<std::string> includeDirs;
   CompileFn compiler;    ///< empty: tile::compile (tests inject fakes)
   std::function<void(const std::string &)> debug; ///< see KernelCache
 };
@@ -189,12 +192,14 @@ public:
                             const std::string &kernel = "",
                             const Schedule &schedule = {});
 
-  /// The key compileSource would use (for tools and tests).
+  /// The key compileSource would use (for tools and tests); `name`, the
+  /// source's file name, locates the files it imports.
   Expected<std::string> keyFor(const std::string &source,
                                const Defines &defines,
                                const std::string &kernel,
                                const std::string &arch = "",
-                               const Schedule &schedule = {});
+                               const Schedule &schedule = {},
+                               const std::string &name = "");
 
   JITStats stats() const { return cache_.stats(); }
   const std::string &cacheDir() const { return cache_.dir(); }

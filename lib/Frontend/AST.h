@@ -212,9 +212,15 @@ struct KernelArg {
   TypeRef type;
 };
 
+/// `kernel NAME(args) { body }`, or an instance of another kernel,
+/// `kernel NAME = BASE<P = value, ...>;`: BASE's arguments and body with
+/// new defaults for some of its compile-time parameters (`params` then
+/// holds those overrides, `args` and `body` stay empty).
 struct KernelDecl {
   std::string name;
   SrcLoc loc;
+  std::string base; ///< set for an instance
+  SrcLoc baseLoc;
   std::vector<ConstParam> params;
   std::vector<KernelArg> args;
   Body body;
@@ -228,7 +234,15 @@ struct FnDecl {
   Body body;
 };
 
+/// `import "path";`: the kernels and helpers of another file join this
+/// program (each file is read once, whatever imports it again).
+struct Import {
+  std::string path;
+  SrcLoc loc;
+};
+
 struct Program {
+  std::vector<Import> imports;
   std::vector<std::unique_ptr<KernelDecl>> kernels;
   std::vector<std::unique_ptr<FnDecl>> fns;
 };

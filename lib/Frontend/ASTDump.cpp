@@ -9,6 +9,10 @@ public:
   explicit Dumper(llvm::raw_ostream &os) : os(os) {}
 
   void program(const Program &p) {
+    for (const Import &im : p.imports) {
+      line(im.loc) << "Import \"" << im.path << "\"";
+      at(im.loc);
+    }
     for (const auto &f : p.fns)
       fn(*f);
     for (const auto &k : p.kernels)
@@ -39,6 +43,8 @@ private:
 
   void kernel(const KernelDecl &k) {
     line(k.loc) << "Kernel " << k.name;
+    if (!k.base.empty())
+      os << " = " << k.base;
     at(k.loc);
     Nest n(*this);
     for (const auto &p : k.params) {

@@ -16,6 +16,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 namespace tile::frontend {
 
@@ -27,6 +28,8 @@ struct FrontendOptions {
   std::string kernel;
   /// How the kernel runs; becomes its `tile.schedule` (validated there).
   ::tile::Schedule schedule;
+  /// Where `import "path";` looks after the importing file's directory.
+  std::vector<std::string> includeDirs;
 };
 
 /// Parses the main buffer of `sourceMgr` and prints its AST to `os`.

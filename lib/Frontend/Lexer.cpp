@@ -27,6 +27,8 @@ const char *tile::frontend::tokSpelling(Tok kind) {
   case Tok::KwElse: return "'else'";
   case Tok::KwReturn: return "'return'";
   case Tok::KwWhile: return "'while'";
+  case Tok::KwImport: return "'import'";
+  case Tok::String: return "string";
   case Tok::LParen: return "'('";
   case Tok::RParen: return "')'";
   case Tok::LBracket: return "'['";
@@ -151,6 +153,8 @@ private:
       return lexIdent(t);
     if (isDigit(c) || (c == '.' && isDigit(peek(1))))
       return lexNumber(t);
+    if (c == '"')
+      return lexString(t);
     return lexPunct(t);
   }
 
@@ -170,7 +174,26 @@ private:
                  .Case("else", Tok::KwElse)
                  .Case("return", Tok::KwReturn)
                  .Case("while", Tok::KwWhile)
+                 .Case("import", Tok::KwImport)
                  .Default(Tok::Ident);
+    return true;
+  }
+
+  /// '"' (any character but '"', '\\' and a line break)* '"': a path, so
+  /// no escapes.
+  bool lexString(Token &t) {
+    advance();
+    size_t start = pos;
+    while (pos < src.size() && peek() != '"' && peek() != '\n') {
+      if (peek() == '\\')
+        return fail(here(), "escapes are not supported in strings");
+      advance();
+    }
+    if (peek() != '"')
+      return fail(t.loc, "unterminated string");
+    t.kind = Tok::String;
+    t.text = src.slice(start, pos).str();
+    advance();
     return true;
   }
 

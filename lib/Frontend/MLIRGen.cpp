@@ -12,21 +12,27 @@ using namespace ::tile::frontend;
 using mlir::tile::PtrType;
 using mlir::tile::TileType;
 
-MLIRGen::MLIRGen(MLIRContext &ctx, llvm::StringRef filename, const Program &p)
-    : ctx(ctx), builder(&ctx), file(StringAttr::get(&ctx, filename)),
-      program(p) {}
+MLIRGen::MLIRGen(MLIRContext &ctx, llvm::ArrayRef<std::string> filenames,
+                 const Program &p)
+    : ctx(ctx), builder(&ctx), program(p) {
+  for (const std::string &f : filenames)
+    files.push_back(StringAttr::get(&ctx, f));
+}
+
+Location MLIRGen::fileLoc(SrcLoc l) {
+  return FileLineColLoc::get(files[l.file < files.size() ? l.file : 0], l.line,
+                             l.col);
+}
 
 Location MLIRGen::loc(SrcLoc l) {
-  Location at = FileLineColLoc::get(file, l.line, l.col);
+  Location at = fileLoc(l);
   if (callSites.empty())
     return at;
   // Outermost call first: each inner call site is called from the ones
   // around it; diagnostics print the chain as "called from" notes.
-  Location caller =
-      FileLineColLoc::get(file, callSites[0].line, callSites[0].col);
+  Location caller = fileLoc(callSites[0]);
   for (size_t i = 1; i < callSites.size(); ++i)
-    caller = CallSiteLoc::get(
-        FileLineColLoc::get(file, callSites[i].line, callSites[i].col), caller);
+    caller = CallSiteLoc::get(fileLoc(callSites[i]), caller);
   return CallSiteLoc::get(at, caller);
 }
 

@@ -45,18 +45,22 @@ namespace tile::frontend {
 /// MLIRGenTypes.cpp converts between the two; ops whose result depends on
 /// signedness pick their unsigned form from it.
 struct Val {
-  enum Kind { None, Int, Float, Bool, Type, Runtime } kind = None;
+  /// Fn: a helper function named as a compile-time parameter's value
+  /// (`SCORE_MOD = softcap`); calling the parameter inlines it.
+  enum Kind { None, Int, Float, Bool, Type, Runtime, Fn } kind = None;
   int64_t i = 0;
   double f = 0;
   bool b = false;
   bool uns = false;  ///< Kind::Runtime: unsigned integer elements or pointee
   mlir::Type type;   ///< Kind::Type
   mlir::Value value; ///< Kind::Runtime
+  const FnDecl *fn = nullptr; ///< Kind::Fn
 
   static Val ofInt(int64_t v) { Val r; r.kind = Int; r.i = v; return r; }
   static Val ofFloat(double v) { Val r; r.kind = Float; r.f = v; return r; }
   static Val ofBool(bool v) { Val r; r.kind = Bool; r.b = v; return r; }
   static Val ofType(mlir::Type t) { Val r; r.kind = Type; r.type = t; return r; }
+  static Val ofFn(const FnDecl *f) { Val r; r.kind = Fn; r.fn = f; return r; }
   static Val of(mlir::Value v, bool uns = false) {
     Val r; r.kind = Runtime; r.value = v; r.uns = uns; return r;
   }
@@ -87,7 +91,9 @@ bool isReservedName(llvm::StringRef name);
 
 class MLIRGen {
 public:
-  MLIRGen(mlir::MLIRContext &ctx, llvm::StringRef filename, const Program &p);
+  /// `filenames[i]` is the file of SrcLoc::file i.
+  MLIRGen(mlir::MLIRContext &ctx, llvm::ArrayRef<std::string> filenames,
+          const Program &p);
 
   mlir::OwningOpRef<mlir::ModuleOp> build(const FrontendOptions &options);
 
@@ -102,7 +108,7 @@ private:
 
   mlir::MLIRContext &ctx;
   mlir::OpBuilder builder;
-  mlir::StringAttr file;
+  llvm::SmallVector<mlir::StringAttr> files;
   const Program &program;
   llvm::StringMap<const FnDecl *> fns;
   /// scopes[0] holds the compile-time parameters; a function body sees
@@ -128,10 +134,19 @@ private:
   llvm::SmallPtrSet<const Stmt *, 8> kernelReturns;
 
   // MLIRGen.cpp
+  mlir::Location fileLoc(SrcLoc l);
   mlir::Location loc(SrcLoc l);
   mlir::InFlightDiagnostic error(SrcLoc l);
   const KernelDecl *selectKernel(const FrontendOptions &options);
-  bool bindParams(const KernelDecl &k, const FrontendOptions &options,
+  /// The kernel whose arguments and body `k` uses (itself, or the end of
+  /// its chain of instances), with the nearest instance's override of each
+  /// compile-time parameter in `overrides`.
+  const KernelDecl *
+  resolveInstance(const KernelDecl &k,
+                  llvm::StringMap<const ConstParam *> &overrides);
+  bool bindParams(const KernelDecl &k, const KernelDecl &root,
+                  const llvm::StringMap<const ConstParam *> &overrides,
+                  const FrontendOptions &options,
                   mlir::NamedAttrList &params);
   mlir::FailureOr<Val> parseDefine(const ConstParam &p, Val def,
                                    const std::string &text);
@@ -154,6 +169,7 @@ private:
   bool genReturn(const ReturnStmt &s);
   mlir::FailureOr<Val> inlineFn(const FnDecl &fn, const CallExpr &call,
                                 std::vector<Val> args);
+  const FnDecl *fnValue(const Expr &e);
 
   // MLIRGenControl.cpp
   bool genKernelBody(const Body &body, size_t from);

@@ -168,20 +168,42 @@ FailureOr<SmallVector<int64_t>> MLIRGen::genShape(const Expr &e) {
   return shape;
 }
 
+/// A helper named as a value: a function's name, or a compile-time
+/// parameter or helper parameter that holds one. Null otherwise.
+const FnDecl *MLIRGen::fnValue(const Expr &e) {
+  auto *n = dyn_cast<NameExpr>(&e);
+  if (!n)
+    return nullptr;
+  if (Binding *b = lookup(n->name))
+    return b->val.kind == Val::Fn ? b->val.fn : nullptr;
+  return fns.lookup(n->name);
+}
+
 FailureOr<Val> MLIRGen::genCall(const CallExpr &e) {
-  auto fn = fns.find(e.callee);
-  if (fn != fns.end()) {
+  // A helper, called by its name or through a parameter holding it
+  // (`SCORE_MOD(s, ...)` with SCORE_MOD = softcap).
+  const FnDecl *callee = nullptr;
+  if (Binding *b = lookup(e.callee); b && b->val.kind == Val::Fn)
+    callee = b->val.fn;
+  else if (!lookup(e.callee))
+    callee = fns.lookup(e.callee);
+  if (callee) {
     std::vector<Val> args;
     for (const CallArg &a : e.args) {
       if (!a.name.empty())
         return error(a.loc) << "helper function '" << e.callee
                             << "' takes positional arguments only", failure();
+      // Helpers may take helpers: `apply(softcap, s)`.
+      if (const FnDecl *f = fnValue(*a.value)) {
+        args.push_back(Val::ofFn(f));
+        continue;
+      }
       FailureOr<Val> v = genExpr(*a.value);
       if (failed(v))
         return failure();
       args.push_back(*v);
     }
-    return inlineFn(*fn->second, e, std::move(args));
+    return inlineFn(*callee, e, std::move(args));
   }
   if (findBuiltin(e.callee))
     return genBuiltin(e);

@@ -42,8 +42,14 @@ FailureOr<Val> MLIRGen::genExprImpl(const Expr &e) {
 }
 
 FailureOr<Val> MLIRGen::genName(const NameExpr &e) {
-  if (Binding *b = lookup(e.name))
+  if (Binding *b = lookup(e.name)) {
+    if (b->val.kind == Val::Fn)
+      return error(e.getLoc()) << "'" << e.name << "' is "
+                               << describe(b->val) << "; call it as "
+                               << e.name << "(...) or pass it to a helper",
+             failure();
     return b->val;
+  }
   StringRef n = e.name;
   if (n == "inf")
     return Val::ofFloat(INFINITY);

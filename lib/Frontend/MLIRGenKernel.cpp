@@ -20,11 +20,16 @@ using mlir::tile::TileType;
 const KernelDecl *MLIRGen::selectKernel(const FrontendOptions &options) {
   llvm::StringMap<const KernelDecl *> byName;
   std::string names;
+  // Without --kernel, the main file's kernels are the candidates: a file
+  // that imports a library of kernels and instantiates one builds that one.
+  SmallVector<const KernelDecl *> own;
   for (const auto &k : program.kernels) {
     if (!byName.insert({k->name, k.get()}).second)
       return error(k->loc) << "redefinition of kernel '" << k->name << "'",
              nullptr;
     names += (names.empty() ? "" : ", ") + k->name;
+    if (k->loc.file == 0)
+      own.push_back(k.get());
   }
   if (program.kernels.empty())
     return error(SrcLoc{1, 1}) << "no kernel in this file (write 'kernel "
@@ -39,12 +44,59 @@ const KernelDecl *MLIRGen::selectKernel(const FrontendOptions &options) {
              nullptr;
     return it->second;
   }
-  if (program.kernels.size() > 1)
-    return error(program.kernels[1]->loc)
-               << "this file has several kernels (" << names
-               << "); choose one with --kernel NAME",
+  if (own.empty())
+    return error(SrcLoc{1, 1}) << "no kernel in this file, only in the files "
+                               << "it imports (" << names
+                               << "); choose one with --kernel NAME or write "
+                               << "'kernel NAME = BASE<...>;'",
            nullptr;
-  return program.kernels.front().get();
+  if (own.size() > 1) {
+    std::string mine;
+    for (const KernelDecl *k : own)
+      mine += (mine.empty() ? "" : ", ") + k->name;
+    return error(own[1]->loc) << "this file has several kernels (" << mine
+                              << "); choose one with --kernel NAME",
+           nullptr;
+  }
+  return own.front();
+}
+
+const KernelDecl *
+MLIRGen::resolveInstance(const KernelDecl &k,
+                         llvm::StringMap<const ConstParam *> &overrides) {
+  const KernelDecl *cur = &k;
+  SmallVector<const KernelDecl *> chain;
+  while (!cur->base.empty()) {
+    if (llvm::is_contained(chain, cur) || chain.size() > 64) {
+      std::string path;
+      for (const KernelDecl *c : chain)
+        path += c->name + " -> ";
+      return error(k.loc) << "kernel '" << k.name << "' instantiates itself ("
+                          << path << cur->name << ")",
+             nullptr;
+    }
+    chain.push_back(cur);
+    for (const ConstParam &p : cur->params)
+      overrides.try_emplace(p.name, &p); // the nearest instance wins
+    auto base = llvm::find_if(program.kernels, [&](const auto &d) {
+      return d->name == cur->base;
+    });
+    if (base == program.kernels.end())
+      return error(cur->baseLoc) << "kernel '" << cur->name
+                                 << "' instantiates unknown kernel '"
+                                 << cur->base << "'",
+             nullptr;
+    cur = base->get();
+  }
+  for (const auto &o : overrides)
+    if (llvm::none_of(cur->params, [&](const ConstParam &p) {
+          return p.name == o.getKey();
+        }))
+      return error(o.getValue()->loc)
+                 << "kernel '" << cur->name << "' has no compile-time "
+                 << "parameter '" << o.getKey() << "'",
+             nullptr;
+  return cur;
 }
 
 mlir::FailureOr<mlir::Type> MLIRGen::resolveType(const TypeRef &t,
@@ -107,6 +159,12 @@ mlir::FailureOr<Val> MLIRGen::parseDefine(const ConstParam &p, Val def,
                  "u64, f16, bf16, f32 or f64");
     return Val::ofType(*t);
   }
+  case Val::Fn: {
+    auto f = fns.find(s);
+    if (f == fns.end())
+      return bad("is a function; expected the name of a helper function");
+    return Val::ofFn(f->second);
+  }
   default:
     return bad("has no value");
   }
@@ -118,17 +176,21 @@ static Attribute paramAttr(Builder &b, const Val &v) {
   case Val::Bool: return b.getBoolAttr(v.b);
   case Val::Float: return b.getF64FloatAttr(v.f);
   case Val::Type: return TypeAttr::get(v.type);
+  case Val::Fn: return b.getStringAttr(v.fn->name);
   default: return b.getUnitAttr();
   }
 }
 
-bool MLIRGen::bindParams(const KernelDecl &k, const FrontendOptions &options,
+bool MLIRGen::bindParams(const KernelDecl &k, const KernelDecl &root,
+                         const llvm::StringMap<const ConstParam *> &overrides,
+                         const FrontendOptions &options,
                          NamedAttrList &params) {
   for (const auto &define : options.defines) {
     const std::string &name = define.first, &value = define.second;
-    if (llvm::none_of(k.params, [&](const ConstParam &p) { return p.name == name; })) {
+    if (llvm::none_of(root.params,
+                      [&](const ConstParam &p) { return p.name == name; })) {
       std::string known;
-      for (const ConstParam &p : k.params)
+      for (const ConstParam &p : root.params)
         known += (known.empty() ? "" : ", ") + p.name;
       return error(k.loc) << "-D " << name << "=" << value
                           << ": kernel '" << k.name
@@ -138,15 +200,44 @@ bool MLIRGen::bindParams(const KernelDecl &k, const FrontendOptions &options,
              false;
     }
   }
-  for (const ConstParam &p : k.params) {
-    FailureOr<Val> v = genExpr(*p.value);
+  for (const ConstParam &p : root.params) {
+    auto o = overrides.find(p.name);
+    const Expr &value = o == overrides.end() ? *p.value : *o->second->value;
+    // A parameter's value may name a helper function.
+    FailureOr<Val> v;
+    auto *name = dyn_cast<NameExpr>(&value);
+    if (name && !lookup(name->name) && fns.count(name->name))
+      v = Val::ofFn(fns.lookup(name->name));
+    else
+      v = genExpr(value);
     if (failed(v))
       return false;
-    if (!v->isConst() && v->kind != Val::Type)
-      return error(p.value->getLoc())
-                 << "the default of compile-time parameter '" << p.name
-                 << "' must be an integer, float, bool or type constant",
+    if (!v->isConst() && v->kind != Val::Type && v->kind != Val::Fn)
+      return error(value.getLoc())
+                 << "the value of compile-time parameter '" << p.name
+                 << "' must be an integer, float, bool or type constant, or "
+                 << "a helper function's name",
              false;
+    if (o != overrides.end()) {
+      FailureOr<Val> def = Val();
+      auto *dn = dyn_cast<NameExpr>(p.value.get());
+      if (dn && !lookup(dn->name) && fns.count(dn->name))
+        def = Val::ofFn(fns.lookup(dn->name));
+      else
+        def = genExpr(*p.value);
+      if (failed(def))
+        return false;
+      bool sameKind = def->kind == v->kind ||
+                      (def->kind == Val::Float && v->kind == Val::Int);
+      if (!sameKind)
+        return error(value.getLoc())
+                   << "compile-time parameter '" << p.name << "' of kernel '"
+                   << root.name << "' is " << describe(*def) << "; got "
+                   << describe(*v),
+               false;
+      if (def->kind == Val::Float && v->kind == Val::Int)
+        v = Val::ofFloat(double(v->i));
+    }
     auto it = options.defines.find(p.name);
     if (it != options.defines.end()) {
       v = parseDefine(p, *v, it->second);
@@ -181,12 +272,16 @@ OwningOpRef<ModuleOp> MLIRGen::build(const FrontendOptions &options) {
   const KernelDecl *k = selectKernel(options);
   if (!k)
     return nullptr;
+  llvm::StringMap<const ConstParam *> overrides;
+  const KernelDecl *root = resolveInstance(*k, overrides);
+  if (!root)
+    return nullptr;
 
   scopes.clear();
   scopes.emplace_back();
   frameBase = 1;
   NamedAttrList params;
-  if (!bindParams(*k, options, params))
+  if (!bindParams(*k, *root, overrides, options, params))
     return nullptr;
   std::string badSchedule = options.schedule.validate();
   if (!badSchedule.empty())
@@ -196,7 +291,7 @@ OwningOpRef<ModuleOp> MLIRGen::build(const FrontendOptions &options) {
 
   scopes.emplace_back();
   SmallVector<Type> argTypes;
-  for (const KernelArg &a : k->args) {
+  for (const KernelArg &a : root->args) {
     FailureOr<Type> t = resolveType(a.type, true);
     if (failed(t))
       return nullptr;
@@ -215,7 +310,7 @@ OwningOpRef<ModuleOp> MLIRGen::build(const FrontendOptions &options) {
   func->setAttr(mlir::tile::kScheduleAttr,
                 mlir::tile::toAttr(&ctx, options.schedule));
   Block *entry = func.addEntryBlock();
-  for (auto [i, a] : llvm::enumerate(k->args)) {
+  for (auto [i, a] : llvm::enumerate(root->args)) {
     entry->getArgument(i).setLoc(loc(a.loc));
     // The parameter's source name travels to the manifest.
     func.setArgAttr(i, "tile.name", builder.getStringAttr(a.name));
@@ -229,7 +324,7 @@ OwningOpRef<ModuleOp> MLIRGen::build(const FrontendOptions &options) {
       return nullptr;
   }
   builder.setInsertionPointToStart(entry);
-  if (!genKernelBody(k->body, 0))
+  if (!genKernelBody(root->body, 0))
     return nullptr;
   func::ReturnOp::create(builder, loc(k->loc));
 

@@ -47,6 +47,7 @@ std::string MLIRGen::describe(const Val &v) {
     return (isa<TileType>(v.value.getType()) ? "tile " : "scalar ") +
            describe(feType(v));
   case Val::None: return "no value";
+  case Val::Fn: return "function '" + v.fn->name + "'";
   }
   return "value";
 }

@@ -33,28 +33,62 @@ bool Parser::enter(SrcLoc loc) {
   return true;
 }
 
-/// program ::= (kernel | fn)* EOF
+/// program ::= (import | kernel | fn)* EOF
 bool Parser::parseProgram(Program &program) {
   while (!at(Tok::Eof)) {
-    if (at(Tok::KwKernel)) {
+    if (at(Tok::KwImport)) {
+      if (!parseImport(program))
+        return false;
+    } else if (at(Tok::KwKernel)) {
       if (!parseKernel(program))
         return false;
     } else if (at(Tok::KwFn)) {
       if (!parseFn(program))
         return false;
     } else {
-      return fail(cur().loc, "expected 'kernel' or 'fn' at top level");
+      return fail(cur().loc,
+                  "expected 'import', 'kernel' or 'fn' at top level");
     }
   }
   return true;
 }
 
+/// import ::= 'import' STRING ';'
+bool Parser::parseImport(Program &program) {
+  Import im;
+  im.loc = cur().loc;
+  consume(); // 'import'
+  if (!at(Tok::String))
+    return fail(cur().loc, "expected a file name in quotes after 'import' "
+                           "(import \"attention/flex_fwd.tile\";)");
+  im.path = cur().text;
+  if (im.path.empty())
+    return fail(cur().loc, "empty file name after 'import'");
+  consume();
+  if (!expect(Tok::Semi, "after the imported file name"))
+    return false;
+  program.imports.push_back(std::move(im));
+  return true;
+}
+
 /// kernel ::= 'kernel' IDENT ('<' const-params '>')? '(' kernel-args ')' block
+///          | 'kernel' IDENT '=' IDENT ('<' const-params '>')? ';'
 bool Parser::parseKernel(Program &program) {
   auto k = std::make_unique<KernelDecl>();
   consume(); // 'kernel'
   if (!expectIdent(k->name, k->loc, "kernel name after 'kernel'"))
     return false;
+  if (accept(Tok::Assign)) {
+    if (!expectIdent(k->base, k->baseLoc,
+                     "the name of the kernel this one instantiates"))
+      return false;
+    if (accept(Tok::Lt) && !parseConstParams(*k))
+      return false;
+    if (!expect(Tok::Semi, "after the kernel instance"))
+      return false;
+    program.kernels.push_back(std::move(k));
+    return true;
+  }
   if (accept(Tok::Lt) && !parseConstParams(*k))
     return false;
   if (!expect(Tok::LParen, "to begin the kernel arguments") ||

@@ -23,7 +23,7 @@ public:
       toks.push_back(Token{});
   }
 
-  /// program ::= (kernel | fn)* EOF
+  /// program ::= (import | kernel | fn)* EOF
   bool parseProgram(Program &program);
 
 private:
@@ -61,6 +61,7 @@ private:
   void leave() { --depth; }
 
   // Declarations (Parser.cpp).
+  bool parseImport(Program &program);
   bool parseKernel(Program &program);
   bool parseConstParams(KernelDecl &k);
   bool parseKernelArgs(KernelDecl &k);

@@ -11,10 +11,12 @@
 
 namespace tile::frontend {
 
-/// A position in the source buffer.
+/// A position in a source buffer: `file` indexes the files of one
+/// compilation (0 is the main file, imports follow in the order read).
 struct SrcLoc {
   unsigned line = 1;
   unsigned col = 1;
+  unsigned file = 0;
 };
 
 enum class Tok {
@@ -22,8 +24,10 @@ enum class Tok {
   Ident,
   Int,
   Float,
+  String, ///< "..." (only after 'import'); text is the contents
   // Keywords.
   KwKernel, KwFn, KwLet, KwVar, KwFor, KwIn, KwIf, KwElse, KwReturn, KwWhile,
+  KwImport,
   // Punctuation.
   LParen, RParen, LBracket, RBracket, LBrace, RBrace,
   Comma, Semi, Colon, Question, Dot,

@@ -47,8 +47,9 @@ const char *const kEntryFiles[] = {".meta", ".ptx", ".cubin",
 } // namespace
 
 std::string cacheKey(const CacheKeyInputs &in) {
-  std::string s = "tilec-cache-key-v4\n";
+  std::string s = "tilec-cache-key-v5\n";
   appendField(s, "source", in.source);
+  appendField(s, "imports", in.imports);
   appendField(s, "defines", std::to_string(in.defines.size()));
   for (const auto &[name, value] : in.defines) {
     appendField(s, "D.name", name);

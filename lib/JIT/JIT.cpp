@@ -2,6 +2,8 @@
 
 #include "tile/JIT.h"
 
+#include "lib/JIT/Imports.h"
+
 namespace tile {
 
 namespace {
@@ -41,12 +43,14 @@ Expected<std::string> JIT::keyFor(const std::string &source,
                                   const Defines &defines,
                                   const std::string &kernel,
                                   const std::string &arch,
-                                  const Schedule &schedule) {
+                                  const Schedule &schedule,
+                                  const std::string &name) {
   Expected<std::string> target = resolveArch(arch);
   if (!target)
     return target;
   CacheKeyInputs in;
   in.source = source;
+  in.imports = importedSources(source, name, options_.includeDirs);
   in.defines = defines;
   in.kernel = kernel;
   in.arch = *target;
@@ -66,7 +70,7 @@ Expected<CompiledKernelRef> JIT::compileSource(const std::string &source,
   Expected<std::string> target = resolveArch(arch);
   if (!target)
     return target.status();
-  Expected<std::string> key = keyFor(source, defines, kernel, *target, schedule);
+  Expected<std::string> key = keyFor(source, defines, kernel, *target, schedule, name);
   if (!key)
     return key.status();
 
@@ -77,6 +81,7 @@ Expected<CompiledKernelRef> JIT::compileSource(const std::string &source,
     opts.schedule = schedule;
     opts.kernel = kernel;
     opts.ptxasPath = ptxas_;
+    opts.includeDirs = options_.includeDirs;
     EmitStage stage = ptxas_.empty() ? EmitStage::PTX : EmitStage::Cubin;
     CompileResult r = options_.compiler(source, name, opts, stage);
     if (!r.ok) {

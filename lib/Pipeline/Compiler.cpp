@@ -94,6 +94,8 @@ void describeKernel(mlir::ModuleOp module, Manifest &m) {
           os << f.getValueAsDouble();
         else if (auto ty = llvm::dyn_cast<mlir::TypeAttr>(a.getValue()))
           os << sourceTypeName(ty.getValue());
+        else if (auto str = llvm::dyn_cast<mlir::StringAttr>(a.getValue()))
+          os << str.getValue(); // a helper function's name
         else
           os << a.getValue();
         m.constants[a.getName().str()] = v;
@@ -193,6 +195,7 @@ CompileResult tile::compile(const std::string &source,
   fe.defines = options.defines;
   fe.kernel = options.kernel;
   fe.schedule = options.schedule;
+  fe.includeDirs = options.includeDirs;
   mlir::OwningOpRef<mlir::ModuleOp> module =
       frontend::buildModule(context, sourceMgr, fe);
   clock.mark("frontend");

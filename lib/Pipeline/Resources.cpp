@@ -25,6 +25,8 @@ std::string paramsOf(Operation *fn) {
                                         : std::to_string(i.getInt()));
       else if (auto t = dyn_cast<TypeAttr>(a.getValue()))
         os << t.getValue();
+      else if (auto str = dyn_cast<StringAttr>(a.getValue()))
+        os << str.getValue();
       else
         os << a.getValue();
     }

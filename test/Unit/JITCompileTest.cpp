@@ -113,3 +113,43 @@ TEST(JITCompile, CompileErrorsCarryDiagnostics) {
   EXPECT_TRUE(contains(r.error(), "broken.tile:")) << r.error();
   EXPECT_EQ(jit.stats().compilations, 1u);
 }
+
+// A kernel that imports another file: found beside the importing file or in
+// JITOptions::includeDirs, and an edit of the imported file misses the
+// cache (the key hashes every imported file).
+TEST(JITCompile, ImportedFilesAreFoundAndKeyed) {
+  TempDir dir, lib;
+  const std::string libFile = lib.path() + "/mods.tile";
+  auto writeLib = [&](const char *factor) {
+    std::string text =
+        std::string("fn scale(v) { return v * ") + factor + "; }\n" + kCopy;
+    std::FILE *f = std::fopen(libFile.c_str(), "w");
+    ASSERT_TRUE(f);
+    std::fputs(text.c_str(), f);
+    std::fclose(f);
+  };
+  writeLib("2.0");
+  const std::string user = "import \"mods.tile\";\n"
+                           "kernel twice = copy<BM = 64>;\n";
+  JITOptions o = options(dir.path());
+  {
+    JIT noDirs(o);
+    auto r = noDirs.compileSource(user, dir.path() + "/user.tile");
+    ASSERT_FALSE(r);
+    EXPECT_TRUE(contains(r.error(), "cannot find imported file 'mods.tile'"))
+        << r.error();
+  }
+  o.includeDirs = {lib.path()};
+  JIT jit(o);
+  auto a = jit.compileSource(user, dir.path() + "/user.tile");
+  ASSERT_TRUE(a) << a.error();
+  EXPECT_EQ((*a)->manifest.kernelName, "twice");
+  EXPECT_EQ((*a)->manifest.constants.at("BM"), "64");
+  ASSERT_TRUE(jit.compileSource(user, dir.path() + "/user.tile"));
+  EXPECT_EQ(jit.stats().compilations, 1u);
+  writeLib("3.0");
+  auto b = jit.compileSource(user, dir.path() + "/user.tile");
+  ASSERT_TRUE(b) << b.error();
+  EXPECT_EQ(jit.stats().compilations, 2u);
+  EXPECT_NE((*a)->key, (*b)->key);
+}

@@ -45,6 +45,10 @@ static cl::opt<std::string>
 static cl::list<std::string>
     defines("D", cl::Prefix, cl::value_desc("NAME=VALUE"), cl::cat(category),
             cl::desc("Override a compile-time parameter"));
+static cl::list<std::string>
+    includeDirs("I", cl::Prefix, cl::value_desc("dir"), cl::cat(category),
+                cl::desc("Where `import \"path\";` looks after the importing "
+                         "file's directory (repeatable)"));
 static cl::opt<std::string> arch("arch", cl::init("sm_80"),
                                  cl::value_desc("sm_80|sm_90a"),
                                  cl::desc("Target GPU architecture"),
@@ -124,6 +128,7 @@ int main(int argc, char **argv) {
   options.timeStages = timeStages;
   options.llvmO3 = llvmO3;
   options.remarks = ::remarks;
+  options.includeDirs.assign(includeDirs.begin(), includeDirs.end());
   std::string badSchedule = tilec::scheduleFromFlags(options.schedule);
   if (!badSchedule.empty())
     return fail(badSchedule);
