@@ -119,6 +119,11 @@ bool nonNegative(Value v) {
     return true;
   if (isa<arith::RemUIOp, arith::DivUIOp>(def))
     return nonNegative(def->getOperand(0));
+  // x / y and x % y, signed, with x, y >= 0 (a window's first key block,
+  // max(0, x) / BN * BN).
+  if (isa<arith::DivSIOp, arith::RemSIOp, arith::FloorDivSIOp,
+          arith::CeilDivSIOp>(def))
+    return nonNegative(def->getOperand(0)) && nonNegative(def->getOperand(1));
   if (auto sub = dyn_cast<arith::SubIOp>(def)) {
     Value a = sub.getLhs();
     // gx - 1 (tile-persistent's loop runs no program where gx = 0).
@@ -142,8 +147,12 @@ bool nonNegative(Value v) {
   }
   if (isa<arith::AddIOp, arith::MulIOp, AddOp, MulOp>(def))
     return nonNegative(def->getOperand(0)) && nonNegative(def->getOperand(1));
-  if (isa<arith::MinSIOp, arith::MinUIOp>(def))
+  if (isa<arith::MinSIOp>(def))
     return nonNegative(def->getOperand(0)) && nonNegative(def->getOperand(1));
+  // Unsigned, the minimum is at most either operand: one below 2^31 (or
+  // 2^63) keeps it non-negative as a signed value.
+  if (isa<arith::MinUIOp>(def))
+    return nonNegative(def->getOperand(0)) || nonNegative(def->getOperand(1));
   if (isa<arith::MaxSIOp, MaxOp>(def))
     return nonNegative(def->getOperand(0)) || nonNegative(def->getOperand(1));
   if (isa<arith::SelectOp>(def))
