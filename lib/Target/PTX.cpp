@@ -47,7 +47,7 @@ target::translateToLLVMIR(mlir::ModuleOp module, llvm::LLVMContext &context) {
 /// inliner, SROA, the vectorizers, DSE and the rest only cost time. Found by
 /// dropping O3's passes one at a time while 30 configurations (flash_fwd
 /// on both targets, every dtype, the tuned producer / persistent /
-/// cta_programs ones; helpers.tile; test kernels) kept byte-identical PTX;
+/// cta_programs ones; a flex_fwd variant; test kernels) kept byte-identical PTX;
 /// 45 -> 30 ms of a flash_fwd compile. The order
 /// and options are O3's own.
 static const char *const kOptPipeline =
