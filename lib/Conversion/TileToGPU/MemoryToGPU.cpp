@@ -86,7 +86,7 @@ int64_t vecOf(Operation *op) {
 /// One ld.global of `vec` consecutive elements at `addr`.
 SmallVector<Value> loadVector(OpBuilder &b, Location loc, Value addr,
                               Value pred, ArrayRef<Value> others, Type elt,
-                              int64_t vec) {
+                              int64_t vec, bool afterWrite) {
   int n = int(wordsOf(vec, elt));
   Type i32 = b.getI32Type();
   SmallVector<Type> words(n, i32);
@@ -99,7 +99,7 @@ SmallVector<Value> loadVector(OpBuilder &b, Location loc, Value addr,
   if (!pred) {
     std::string text = "ld.global" + vecSuffix(n) + ".b32 " + operandList(0, n) +
                        ", [$" + std::to_string(n) + "];";
-    res = ptx(b, loc, resTy, addr, text, outs + "l");
+    res = ptx(b, loc, resTy, addr, text, outs + "l", afterWrite);
   } else {
     SmallVector<Value> operands = {addr, pred};
     SmallVector<Value> otherWords =
@@ -115,7 +115,7 @@ SmallVector<Value> loadVector(OpBuilder &b, Location loc, Value addr,
     std::string cons = outs + "l,r";
     for (int i = 0; i < n; ++i)
       cons += ",r";
-    res = ptx(b, loc, resTy, operands, text, cons);
+    res = ptx(b, loc, resTy, operands, text, cons, afterWrite);
   }
   SmallVector<Value> w;
   if (n == 1)
@@ -156,12 +156,14 @@ struct LoadLowering : TilePattern<LoadOp> {
     if (a.getOther())
       others = unpack(rw, loc, a.getOther());
     SmallVector<Value> out;
+    bool afterWrite = op->hasAttr(kAfterWriteAttr);
     if (int64_t vec = vecOf(op); vec > 1) {
       for (size_t g = 0; g < ptrs.size(); g += vec) {
         Value pred = masks.empty() ? Value() : predicateI32(rw, loc, masks[g]);
         ArrayRef<Value> other =
             others.empty() ? ArrayRef<Value>() : ArrayRef(others).slice(g, vec);
-        out.append(loadVector(rw, loc, ptrs[g], pred, other, elt, vec));
+        out.append(loadVector(rw, loc, ptrs[g], pred, other, elt, vec,
+                              afterWrite));
       }
       rw.replaceOp(op, pack(rw, loc, vt, out));
       return success();
@@ -170,7 +172,8 @@ struct LoadLowering : TilePattern<LoadOp> {
       Value r;
       if (masks.empty()) {
         std::string text = ("ld.global." + rc.bits + " $0, [$1];").str();
-        r = ptx(rw, loc, rc.regType, ptrs[i], text, ("=" + rc.c + ",l").str());
+        r = ptx(rw, loc, rc.regType, ptrs[i], text, ("=" + rc.c + ",l").str(),
+                afterWrite);
       } else {
         Value other = others.empty()
                           ? arith::ConstantOp::create(rw, loc, rw.getZeroAttr(rc.regType))
@@ -182,7 +185,7 @@ struct LoadLowering : TilePattern<LoadOp> {
         std::string cons = ("=" + rc.c + ",l,r," + rc.c).str();
         r = ptx(rw, loc, rc.regType,
                 ValueRange{ptrs[i], predicateI32(rw, loc, masks[i]), other},
-                text, cons);
+                text, cons, afterWrite);
       }
       out.push_back(fromReg(rw, loc, r, elt));
     }

@@ -18,6 +18,14 @@ namespace mlir::tile::lowering {
 /// Integer attribute on loads and stores: elements per vector access.
 inline constexpr llvm::StringLiteral kVectorAttr = "tile.vec";
 
+/// Unit attribute on loads that may read what their kernel wrote before
+/// them: lowered as asm with side effects (ReadsAfterWrites.cpp).
+inline constexpr llvm::StringLiteral kAfterWriteAttr = "tile.after_write";
+
+/// Sets kAfterWriteAttr on the loads of each kernel in `root` that may run
+/// after one of its global writes.
+void annotateReadsAfterWrites(Operation *root);
+
 /// Sets kVectorAttr on the loads and stores of `root` whose addresses are
 /// contiguous, aligned and uniformly masked over a thread's leading
 /// registers (see AxisAnalysis).

@@ -211,6 +211,7 @@ struct ConvertTileToGPUPass
     if (kernels.empty())
       return;
     annotateVectorAccesses(module);
+    annotateReadsAfterWrites(module);
 
     module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
                     UnitAttr::get(ctx));
