@@ -493,6 +493,8 @@ TMA_L2_PROMOTION = 2        # CU_TENSOR_MAP_L2_PROMOTION_L2_128B (kTensorMapL2Pr
 TMA_OOB_FILL_NONE = 0       # CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE
 TMA_MAX_ROWS = 2**31 - 1
 TENSOR_MAP_KEYS = ("arg", "elemBytes", "rowElems", "rowStride", "boxElems", "boxRows")
+# Optional: "strideArgs", the integer parameters whose values times rowStride
+# are the row stride (a run-time stride: [B, S, H, D] rows heads * D apart).
 
 _libcuda = None
 
@@ -542,7 +544,9 @@ def cu_error(res):
 
 def check_tensor_maps(man):
     """The manifest's "tensorMaps" (absent: none), checked like the runtime's
-    manifest parser does; raises RuntimeError('invalid manifest: ...')."""
+    manifest parser does (lib/Runtime/Manifest.cpp); raises
+    RuntimeError('invalid manifest: ...'). rowElems 0: rows as long as their
+    stride; "strideArgs": integer parameters the stride is multiplied by."""
     maps, params = man.get("tensorMaps", []), man.get("params", [])
     if not isinstance(maps, list):
         raise RuntimeError('invalid manifest: "tensorMaps" must be an array')
@@ -552,7 +556,7 @@ def check_tensor_maps(man):
         if not isinstance(t, dict):
             bad("must be an object")
         for k in t:
-            if k not in TENSOR_MAP_KEYS:
+            if k not in TENSOR_MAP_KEYS + ("strideArgs",):
                 bad(f'unknown key "{k}"')
         for k in TENSOR_MAP_KEYS:
             if k not in t:
@@ -566,15 +570,25 @@ def check_tensor_maps(man):
             bad(f'"arg" {t["arg"]} is \'{p["name"]}\' of type {p["type"]}, not a pointer')
         if t["elemBytes"] != 2:
             bad(f'"elemBytes" must be 2, got {t["elemBytes"]}')
-        for k in ("rowElems", "rowStride", "boxElems", "boxRows"):
+        stride_args = t.get("strideArgs", [])
+        if not isinstance(stride_args, list):
+            bad('"strideArgs" must be an array of parameter indices')
+        for a in stride_args:
+            if not isinstance(a, int) or isinstance(a, bool) or not 0 <= a < len(params):
+                bad(f'"strideArgs" holds {a!r}, not a parameter index')
+            if params[a]["type"] not in ("i32", "i64"):
+                bad(f'"strideArgs" names \'{params[a]["name"]}\' of type {params[a]["type"]}, not an integer')
+        for k in ("rowStride", "boxElems", "boxRows"):
             if t[k] <= 0:
                 bad(f'"{k}" must be positive, got {t[k]}')
-        if t["rowStride"] < t["rowElems"]:
+        if t["rowElems"] == 0 and not stride_args and t["rowStride"] < t["boxElems"]:
+            bad(f'"rowStride" {t["rowStride"]} is less than "boxElems" {t["boxElems"]}')
+        if t["rowElems"] and not stride_args and t["rowStride"] < t["rowElems"]:
             bad(f'"rowStride" {t["rowStride"]} is less than "rowElems" {t["rowElems"]}')
         if t["rowStride"] * t["elemBytes"] % 16:
             bad(f'"rowStride" {t["rowStride"]} of {t["elemBytes"]}-byte elements is '
                 f'{t["rowStride"] * t["elemBytes"]} bytes, not a multiple of 16')
-        if t["boxElems"] > t["rowElems"]:
+        if t["rowElems"] and t["boxElems"] > t["rowElems"]:
             bad(f'"boxElems" {t["boxElems"]} is more than "rowElems" {t["rowElems"]}')
         box_bytes = t["boxElems"] * t["elemBytes"]
         if box_bytes > 128 or box_bytes % 16:
@@ -585,12 +599,15 @@ def check_tensor_maps(man):
     return maps
 
 
-def tensor_map_rows(t, p, base, size, where):
+def tensor_map_rows(t, p, base, size, where, stride=None):
     """Rows of map `t` at pointer p inside the allocation [base, base+size):
     row r is mapped iff p + r*rowBytes + rowElems*elemBytes <= base + size
-    (TMA zero-fills the rows past them: no read outside the allocation)."""
+    (TMA zero-fills the rows past them: no read outside the allocation).
+    `stride`: the row stride in elements (default rowStride; with strideArgs
+    the launch's); rowElems 0 means rows as long as the stride."""
     avail = base + size - p if base <= p < base + size else 0
-    row_bytes, need = t["rowStride"] * t["elemBytes"], t["rowElems"] * t["elemBytes"]
+    stride = stride or t["rowStride"]
+    row_bytes, need = stride * t["elemBytes"], (t["rowElems"] or stride) * t["elemBytes"]
     if avail < need:
         raise RuntimeError(f"{where}: pointer {p:#x} has {avail} bytes of its allocation ({base:#x}, "
                            f"{size} bytes) from there, less than one row ({need} bytes)")
@@ -663,6 +680,24 @@ class KernelLauncher:
         for slot, v in zip(self.slots, values):
             slot.value = v
 
+    def row_stride(self, i):
+        """Map i's row stride in elements: rowStride times the values now in
+        its "strideArgs" slots (lib/Runtime/Launch.cpp's checks)."""
+        t = self.maps[i][0]
+        stride = t["rowStride"]
+        for a in t.get("strideArgs", []):
+            v = self.slots[a].value
+            if v <= 0 or stride > (1 << 40) // v:
+                raise RuntimeError(f"tensor map of argument {t['arg']} '{self.params[t['arg']]['name']}': "
+                                   f"row stride {t['rowStride']} x '{self.params[a]['name']}' = {v} is not "
+                                   "a positive stride below 2^40 elements")
+            stride *= v
+        if stride < max(t["rowElems"], t["boxElems"]):
+            raise RuntimeError(f"tensor map of argument {t['arg']} '{self.params[t['arg']]['name']}': rows "
+                               f"{stride} elements apart are shorter than its box "
+                               f"({max(t['rowElems'], t['boxElems'])} elements)")
+        return stride
+
     def encode(self, i):
         """Encodes tensor map i for the pointer now in its argument's slot."""
         import ctypes as C
@@ -679,7 +714,9 @@ class KernelLauncher:
         if res:
             raise RuntimeError(f"{where}: pointer {p:#x} is not device memory: "
                                f"cuMemGetAddressRange failed: {cu_error(res)}")
-        dims[1] = tensor_map_rows(t, p, base.value, size.value, where)
+        stride = self.row_stride(i)
+        dims[0], strides[0] = t["rowElems"] or stride, stride * t["elemBytes"]
+        dims[1] = tensor_map_rows(t, p, base.value, size.value, where, stride)
         res = cuda.cuTensorMapEncodeTiled(C.addressof(buf), TMA_DATA_TYPE_UINT16, 2, p, dims, strides,
                                           box, elem_strides, TMA_INTERLEAVE_NONE, TMA_SWIZZLE_128B,
                                           TMA_L2_PROMOTION, TMA_OOB_FILL_NONE)
@@ -786,6 +823,22 @@ def self_test():
         bad = dict(man, tensorMaps=[dict(man["tensorMaps"][0], **change)])
         raises(lambda: check_tensor_maps(bad), text)
     raises(lambda: check_tensor_maps(dict(man, tensorMaps=[{"arg": 1}])), 'missing key "elemBytes"')
+    # A run-time row stride (flex_fwd, flash_fwd_bshd): rowElems 0 (rows as
+    # long as the stride), the stride rowStride x the "strideArgs" arguments.
+    sman = dict(man, params=params[:5] + [{"name": "k_row", "type": "i32"}, params[6]],
+                tensorMaps=[dict(kv, arg=1, rowElems=0, strideArgs=[5])])
+    assert len(check_tensor_maps(sman)) == 1
+    for change, text in [(dict(strideArgs=[6]), '"strideArgs" names \'sm_scale\' of type f32, not an integer'),
+                         (dict(strideArgs=[9]), '"strideArgs" holds 9, not a parameter index'),
+                         (dict(strideArgs=5), '"strideArgs" must be an array'),
+                         (dict(strideArgs=[], rowStride=32), '"rowStride" 32 is less than "boxElems" 64')]:
+        raises(lambda: check_tensor_maps(dict(sman, tensorMaps=[dict(sman["tensorMaps"][0], **change)])), text)
+    slaunch = KernelLauncher(sman, 0, (1, 1, 1), (128, 1, 1), 0, 0)
+    slaunch.pack(1 << 40, 1 << 40, 0, 0, 0, 8, 0.125)  # [B, S, 8, 128]: rows 8 x 128 apart
+    assert slaunch.row_stride(0) == 1024
+    assert tensor_map_rows(sman["tensorMaps"][0], 1 << 40, 1 << 40, 2048 * 10, "map", 1024) == 10
+    slaunch.pack(1 << 40, 1 << 40, 0, 0, 0, 0, 0.125)
+    raises(lambda: slaunch.row_stride(0), "row stride 128 x 'k_row' = 0 is not a positive stride")
 
     # Rows: every whole row that fits in the allocation from the pointer on.
     t, base = man["tensorMaps"][0], 1 << 40
