@@ -1,7 +1,7 @@
 //===- TensorMapParams.cpp - tensor maps as by-value grid constants -------===//
 //
 // See tile-tensor-map-params in Passes.td. The gpu.func of a kernel with
-// TMA copies ends in one !llvm.ptr parameter per tensor map (TmaToGPU.cpp);
+// TMA copies ends in one !llvm.ptr parameter per tensor map (TmaSlots.cpp);
 // convert-gpu-to-nvvm keeps `tile.tensor_maps` but not byval, so the
 // parameter attributes are set here, on the llvm.func.
 //

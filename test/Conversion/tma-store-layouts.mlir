@@ -1,7 +1,7 @@
 // RUN: tile-opt %s -split-input-file -convert-tile-to-gpu=arch=sm_90a | FileCheck %s
 
 // tile.tma_store writes each thread's elements into the 128-byte-swizzled
-// buffer before the bulk copy (TmaToGPU.cpp). In a layout whose register
+// buffer before the bulk copy (TmaStoreToGPU.cpp). In a layout whose register
 // pairs hold columns (c, c + 1) of a row it writes words; where they do
 // not (here register 1 is the next row), one 16-bit store per element.
 // 64 x 64 bf16 over 4 warps: 32 elements per thread.

@@ -1,13 +1,10 @@
 //===- TmaToGPU.cpp - tile.tma_copy / tile.tma_wait as sm_90a TMA ----------===//
 //
-// Each slot of a kernel owns, from the start of dynamic shared memory
-// (1024-byte aligned), its tile buffer (`stages` stages) and per stage a
-// "full" mbarrier (the copy landed: thread 0's expect_tx and the copy's
-// bytes) and, in rings of three or more stages, an "empty" one (every warp
-// passed a copy point: one arrival per warp). Its tensor map is a hidden
-// kernel parameter the launcher encodes on the host (a 128-byte CUtensorMap
-// passed by value: `tile.tensor_maps` on the gpu.func says how, the
-// manifest's `tensorMaps` tells the runtime), so no program builds one.
+// Each slot of a kernel owns, in dynamic shared memory, its tile buffer
+// (`stages` stages) and per stage a "full" mbarrier (the copy landed:
+// thread 0's expect_tx and the copy's bytes) and, in rings of three or
+// more stages, an "empty" one (every warp passed a copy point: one arrival
+// per warp); TmaSlots.cpp lays them out and describes the tensor maps.
 // With three or more stages, at copy `iter` every warp arrives on the empty
 // barrier of stage iter % stages and thread 0 waits until every warp has
 // passed copy iter - (stages - 2) (no CTA barrier: the other warps never
@@ -22,15 +19,6 @@
 // program (tma_a in the loop over programs): lane 0 of each program's
 // first warp copies, after the program's own barrier.
 //
-// A tile.tma_store's slot is one buffer, no barriers (tile-tma-loads makes
-// them for stores of whole rows): the threads write the tile into it with
-// the same swizzle, fence it for the async proxy and meet at a barrier;
-// one thread then starts a bulk copy to global memory per slab and commits
-// it as a bulk group, and waits for the group's reads before the buffer is
-// written again (and for the copies at the kernel's exit). Where each
-// warpgroup holds its own rows, each does this on its own, with a named
-// barrier of its 128 threads and a box of its rows.
-//
 // Warp-specialized kernels (tile.warp_specialize): every ring has empty
 // barriers, one arrival per consumer warp at each tile.tma_release (placed
 // where the dot reading the stage is complete); a `producer` copy is
@@ -38,22 +26,17 @@
 // the copy the stage held (for two stages too), and no consumer warp ever
 // waits for another except at CTA barriers of the consumers.
 //
+// tile.tma_store: TmaStoreToGPU.cpp.
+//
 //===----------------------------------------------------------------------===//
-#include "lib/Conversion/TileToGPU/ThreadLayout.h"
+#include "lib/Conversion/TileToGPU/Tma.h"
 
 using namespace mlir;
 using namespace mlir::tile;
 using namespace mlir::tile::lowering;
 
-namespace {
-constexpr int64_t kSlabElems = 64; // 128-byte swizzle rows of 16-bit elements
-
-int64_t roundUp(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
-
-/// Predicated inline PTX: `body` runs where the i32 `cond` is non-zero;
-/// `cond` is operand $0.
-void ptxIf(OpBuilder &b, Location loc, Value cond, ValueRange operands,
-           StringRef body, StringRef constraints) {
+void lowering::ptxIf(OpBuilder &b, Location loc, Value cond, ValueRange operands,
+                     StringRef body, StringRef constraints) {
   SmallVector<Value> ops = {cond};
   ops.append(operands.begin(), operands.end());
   std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, $0, 0;\n" + body.str() + "\n}";
@@ -61,12 +44,27 @@ void ptxIf(OpBuilder &b, Location loc, Value cond, ValueRange operands,
       /*sideEffects=*/true);
 }
 
-Value offsetBy(OpBuilder &b, Location loc, Value base, Value stage,
-               int64_t bytes) {
-  return arith::AddIOp::create(
-      b, loc, base, arith::MulIOp::create(b, loc, stage, i32Const(b, loc, bytes)));
+FailureOr<TmaSlot *> lowering::slotOf(Operation *op, StringRef what,
+                                      int64_t slot, const LoweringState &state,
+                                      KernelInfo &ki) {
+  if (state.arch != "sm_90a")
+    return op->emitError(what) << " needs sm_90a, not " << state.arch;
+  if (slot >= int64_t(ki.slots.size()))
+    return op->emitError(what) << " slot without shared memory";
+  return &ki.slots[slot];
 }
 
+std::string lowering::slabColumn(OpBuilder &b, Location loc, Value col,
+                                 int64_t s, SmallVectorImpl<Value> &ops) {
+  if (!col)
+    return std::to_string(s * kSlabElems);
+  ops.push_back(s ? Value(arith::AddIOp::create(b, loc, col,
+                                                i32Const(b, loc, s * kSlabElems)))
+                  : col);
+  return "$" + std::to_string(ops.size());
+}
+
+namespace {
 /// The copy landed the whole box, but the tile keeps only its first `valid`
 /// rows: where fewer, the threads zero the 128-byte rows from max(valid, 0)
 /// on in every slab (a whole row, whatever its swizzle), make that visible
@@ -143,31 +141,6 @@ std::pair<Value, Value> stageFree(OpBuilder &b, Location loc,
   Value parity = arith::XOrIOp::create(
       b, loc, arith::AndIOp::create(b, loc, round, c32(1)), c32(1));
   return {waitOn, parity};
-}
-
-/// The shared-memory slot `slot` of a TMA op's kernel, or an error at `op`
-/// (`what` names it) off sm_90a or where the kernel has no such slot.
-FailureOr<TmaSlot *> slotOf(Operation *op, StringRef what, int64_t slot,
-                            const LoweringState &state, KernelInfo &ki) {
-  if (state.arch != "sm_90a")
-    return op->emitError(what) << " needs sm_90a, not " << state.arch;
-  if (slot >= int64_t(ki.slots.size()))
-    return op->emitError(what) << " slot without shared memory";
-  return &ki.slots[slot];
-}
-
-/// The x coordinate of slab `s` (64 columns) of a box: a constant, or with
-/// a first column `col` (a box inside a longer row) an operand appended to
-/// `ops` and named by its number in ptxIf's asm (its $0 is the predicate,
-/// so ops[i] is $(i + 1)).
-std::string slabColumn(OpBuilder &b, Location loc, Value col, int64_t s,
-                       SmallVectorImpl<Value> &ops) {
-  if (!col)
-    return std::to_string(s * kSlabElems);
-  ops.push_back(s ? Value(arith::AddIOp::create(b, loc, col,
-                                                i32Const(b, loc, s * kSlabElems)))
-                  : col);
-  return "$" + std::to_string(ops.size());
 }
 
 struct TmaCopyLowering : TilePattern<TmaCopyOp> {
@@ -294,161 +267,6 @@ struct TmaWaitLowering : TilePattern<TmaWaitOp> {
     return success();
   }
 };
-
-/// Whether register pairs (2i, 2i + 1) of `l` hold columns (c, c + 1) of a
-/// row with c even, so that 16-bit elements go to shared memory in words.
-bool pairsAlongRows(LayoutAttr l) {
-  if (l.getRank() != 2 || l.getNumRegs() % 2 ||
-      regCoords(l, 1) != SmallVector<int64_t>{0, 1})
-    return false;
-  auto evenCols = [](ArrayRef<int64_t> bases) {
-    for (size_t i = 1; i < bases.size(); i += 2)
-      if (bases[i] & 1)
-        return false;
-    return true;
-  };
-  for (int64_t r = 2; r < l.getNumRegs(); r *= 2)
-    if (regCoords(l, r)[1] & 1)
-      return false;
-  return evenCols(l.getLanes()) && evenCols(l.getWarps());
-}
-
-/// Warp groups that store their rows on their own: warpgroups (4 warps)
-/// whose rows of `l` (`rows` in all) are one block each, rows / groups
-/// apart (the wgmma accumulator layout of 8 or more warps); else 1 (every
-/// warp of the program together).
-int64_t storeGroups(LayoutAttr l, int64_t rows, int64_t warps) {
-  if (l.getRank() != 2 || warps % 4 || warps < 8)
-    return 1;
-  int64_t groups = warps / 4, per = rows / groups;
-  if (rows % groups || per % 8)
-    return 1;
-  auto within = [&](ArrayRef<int64_t> bases, size_t from, size_t to) {
-    for (size_t i = from; i < to && 2 * i < bases.size(); ++i)
-      if (bases[2 * i] >= per)
-        return false;
-    return true;
-  };
-  ArrayRef<int64_t> w = l.getWarps();
-  if (!within(l.getLanes(), 0, l.getNumLaneBits()) || !within(w, 0, 2))
-    return 1;
-  for (int64_t r = 1; r < l.getNumRegs(); r *= 2)
-    if (regCoords(l, r)[0] >= per)
-      return 1;
-  for (size_t i = 2; 2 * i < w.size(); ++i)
-    if (w[2 * i] != per << (i - 2) || w[2 * i + 1] != 0)
-      return 1;
-  return groups;
-}
-
-struct TmaStoreLowering : TilePattern<TmaStoreOp> {
-  using TilePattern::TilePattern;
-
-  LogicalResult
-  matchAndRewrite(TmaStoreOp op, OpAdaptor a,
-                  ConversionPatternRewriter &rw) const override {
-    Location loc = op.getLoc();
-    KernelInfo &ki = kernel(op);
-    FailureOr<TmaSlot *> found = slotOf(op, "tma_store", op.getSlot(), state, ki);
-    if (failed(found))
-      return failure();
-    if (ki.members > 1)
-      return op.emitError("tma_store in a CTA of several programs");
-    TmaSlot &slot = **found;
-    auto type = cast<TileType>(op.getValue().getType());
-    int64_t rows = type.getDimSize(0), cols = type.getDimSize(1);
-    LayoutAttr l = layoutOf(op.getValue());
-    auto c32 = [&](int64_t v) { return i32Const(rw, loc, v); };
-    // Each group of warps (a warpgroup of the accumulator layout, or all
-    // of them) copies its own rows, `per` from row `group * per`: the
-    // first thread of the group issues, the group's barrier orders.
-    int64_t groups = storeGroups(l, rows, ki.warps), per = rows / groups;
-    Value group = c32(0), issuer = ki.isFirstThread;
-    if (groups > 1) {
-      group = arith::ShRUIOp::create(rw, loc, ki.warp, c32(2));
-      issuer = arith::ExtUIOp::create(
-          rw, loc, rw.getI32Type(),
-          arith::CmpIOp::create(
-              rw, loc, arith::CmpIPredicate::eq,
-              arith::OrIOp::create(rw, loc, ki.lane,
-                                   arith::AndIOp::create(rw, loc, ki.warp, c32(3))),
-              c32(0)));
-    }
-    auto barrier = [&] {
-      if (groups == 1)
-        return ctaBarrier(rw, loc, ki);
-      ptx(rw, loc, Type(),
-          ValueRange{arith::AddIOp::create(rw, loc, group, c32(kStoreBarrier))},
-          "bar.sync $0, 128;", "r", /*sideEffects=*/true);
-    };
-    // The group's previous copy from the buffer has read it (its issuer
-    // waits), and the group knows.
-    ptxIf(rw, loc, issuer, ValueRange{}, "@p cp.async.bulk.wait_group.read 0;", "");
-    barrier();
-    // Each thread writes its elements where the copy's 128-byte swizzle
-    // reads them: 16-byte chunk (c / 8) % 8 of row r sits at chunk
-    // ((c / 8) % 8) ^ (r % 8), each slab of 64 columns after the last.
-    SmallVector<Value> vals = unpack(rw, loc, a.getValue());
-    Type elt = cast<VectorType>(a.getValue().getType()).getElementType();
-    Value r0 = threadCoord(rw, loc, ki, l, 0), c0 = threadCoord(rw, loc, ki, l, 1);
-    bool pairs = pairsAlongRows(l);
-    for (int64_t reg = 0; reg < int64_t(vals.size()); reg += pairs ? 2 : 1) {
-      Value r = elementCoord(rw, loc, r0, l, reg, 0);
-      Value c = elementCoord(rw, loc, c0, l, reg, 1);
-      auto shr = [&](Value v, int64_t n) {
-        return arith::ShRUIOp::create(rw, loc, v, c32(n));
-      };
-      auto band = [&](Value v, int64_t m) {
-        return arith::AndIOp::create(rw, loc, v, c32(m));
-      };
-      Value chunk = arith::XOrIOp::create(rw, loc, band(shr(c, 3), 7), band(r, 7));
-      Value at = arith::AddIOp::create(
-          rw, loc, slot.buffer,
-          arith::AddIOp::create(
-              rw, loc,
-              arith::MulIOp::create(rw, loc, shr(c, 6), c32(rows * 128)),
-              arith::AddIOp::create(
-                  rw, loc, arith::MulIOp::create(rw, loc, r, c32(128)),
-                  arith::AddIOp::create(
-                      rw, loc, arith::ShLIOp::create(rw, loc, chunk, c32(4)),
-                      arith::MulIOp::create(rw, loc, band(c, 7), c32(2))))));
-      if (pairs) {
-        Value word = toWords(rw, loc, ArrayRef(vals).slice(reg, 2), elt, 1)[0];
-        ptx(rw, loc, Type(), ValueRange{at, word}, "st.shared.b32 [$0], $1;",
-            "r,r", /*sideEffects=*/true);
-      } else {
-        Value half = arith::BitcastOp::create(rw, loc, rw.getI16Type(), vals[reg]);
-        ptx(rw, loc, Type(), ValueRange{at, half}, "st.shared.b16 [$0], $1;",
-            "r,h", /*sideEffects=*/true);
-      }
-    }
-    // Visible to the copy (the async proxy), then the group's issuer
-    // copies each slab of 64 columns of its rows.
-    ptx(rw, loc, Type(), ValueRange{}, "fence.proxy.async.shared::cta;", "",
-        /*sideEffects=*/true);
-    barrier();
-    Value first = arith::MulIOp::create(rw, loc, group, c32(per));
-    Value rowsAt = arith::AddIOp::create(
-        rw, loc, slot.buffer, arith::MulIOp::create(rw, loc, first, c32(128)));
-    SmallVector<Value> ops = {slot.map,
-                              arith::AddIOp::create(rw, loc, a.getCoord(), first)};
-    std::string text, cons = "l,r";
-    for (int64_t s = 0; s < cols / kSlabElems; ++s) {
-      ops.push_back(arith::AddIOp::create(rw, loc, rowsAt, c32(s * rows * 128)));
-      size_t at = ops.size();
-      std::string x = slabColumn(rw, loc, a.getCol(), s, ops);
-      text += "@p cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$1, {" +
-              x + ", $2}], [$" + std::to_string(at) + "];\n";
-    }
-    for (size_t i = 2; i < ops.size(); ++i)
-      cons += ",r";
-    text += "@p cp.async.bulk.commit_group;";
-    ptxIf(rw, loc, issuer, ops, text, cons);
-    rw.eraseOp(op);
-    return success();
-  }
-};
-
 struct TmaReleaseLowering : TilePattern<TmaReleaseOp> {
   using TilePattern::TilePattern;
 
@@ -479,184 +297,9 @@ struct TmaReleaseLowering : TilePattern<TmaReleaseOp> {
 };
 } // namespace
 
-namespace {
-/// What a slot holds, from its copies or its store (all agree).
-struct SlotUse {
-  Operation *op = nullptr; ///< the first copy or store of the slot
-  Value base;
-  SmallVector<int64_t> shape;
-  int64_t inner = 0, rowStride = 0, stages = 1;
-  bool wholeRows = false;           ///< boxes start at a column (`col`)
-  SmallVector<int64_t> strideArgs;  ///< a run-time stride's arguments
-  int64_t rowElems = 0;             ///< a padded box's tensor rows
-  bool agrees(const SlotUse &o) const {
-    return base == o.base && shape == o.shape && inner == o.inner &&
-           rowStride == o.rowStride && stages == o.stages &&
-           wholeRows == o.wholeRows && strideArgs == o.strideArgs &&
-           rowElems == o.rowElems;
-  }
-};
-SmallVector<int64_t> argsOf(std::optional<ArrayRef<int64_t>> a) {
-  return a ? llvm::to_vector(*a) : SmallVector<int64_t>();
-}
-SlotUse useOf(TmaCopyOp c) {
-  return {c,
-          c.getBase(),
-          llvm::to_vector(c.getShape()),
-          int64_t(c.getInnerDim()),
-          int64_t(c.getRowStride()),
-          int64_t(c.getStages()),
-          bool(c.getCol()),
-          argsOf(c.getStrideArgs()),
-          int64_t(c.getRowElems().value_or(0))};
-}
-SlotUse useOf(TmaStoreOp st) {
-  auto t = cast<TileType>(st.getValue().getType());
-  return {st,
-          st.getBase(),
-          llvm::to_vector(t.getShape()),
-          int64_t(st.getInnerDim()),
-          int64_t(st.getRowStride()),
-          1,
-          bool(st.getCol()),
-          argsOf(st.getStrideArgs()),
-          int64_t(st.getRowElems().value_or(0))};
-}
-} // namespace
-
-LogicalResult lowering::setupTmaSlots(gpu::GPUFuncOp fn, KernelInfo &k) {
-  SmallVector<std::pair<int64_t, SlotUse>> uses;
-  fn.walk([&](Operation *op) {
-    if (auto c = dyn_cast<TmaCopyOp>(op))
-      uses.push_back({int64_t(c.getSlot()), useOf(c)});
-    else if (auto st = dyn_cast<TmaStoreOp>(op))
-      uses.push_back({int64_t(st.getSlot()), useOf(st)});
-  });
-  Location loc = fn.getLoc();
-  if (uses.empty())
-    return success();
-  OpBuilder b(fn.getContext());
-  b.setInsertionPointAfterValue(firstThread(k));
-  // Slots, from their copies or store (all copies of a slot agree).
-  int64_t numSlots = 0;
-  for (auto &u : uses)
-    numSlots = std::max<int64_t>(numSlots, u.first + 1);
-  SmallVector<SlotUse> ofSlot(numSlots);
-  for (auto &[slot, u] : uses) {
-    SlotUse &first = ofSlot[slot];
-    if (first.op && !first.agrees(u))
-      return u.op->emitError("copies of slot ") << slot << " disagree";
-    if (!first.op)
-      first = u;
-  }
-  SmallVector<int64_t> bytes(numSlots, 0), stages(numSlots, 2);
-  for (int64_t s = 0; s < numSlots; ++s) {
-    if (!ofSlot[s].op)
-      return fn.emitError("tma slot ") << s << " has no copy";
-    bytes[s] = ofSlot[s].shape[0] * ofSlot[s].shape[1] * 2;
-    stages[s] = ofSlot[s].stages;
-  }
-
-  Value base = dynamicSharedBase(b, loc);
-  Value aligned = arith::AndIOp::create(
-      b, loc, arith::AddIOp::create(b, loc, base, i32Const(b, loc, 1023)),
-      i32Const(b, loc, -1024));
-  auto at = [&](int64_t off) {
-    return arith::AddIOp::create(b, loc, aligned, i32Const(b, loc, off));
-  };
-
-  // One tensor map per slot: a trailing parameter, described for the
-  // launcher in kTensorMapsAttr ([arg, elemBytes, rowElems, rowStride,
-  // boxElems, boxRows, strideArgs...]; rowElems 0: rows as long as their
-  // stride, for boxes that start at a column); thread 0 prefetches it.
-  auto ptrType = LLVM::LLVMPointerType::get(b.getContext());
-  SmallVector<Attribute> maps;
-  k.slots.resize(numSlots);
-  for (int64_t s = 0; s < numSlots; ++s) {
-    const SlotUse &c = ofSlot[s];
-    int64_t inner = c.shape[c.inner], outer = c.shape[1 - c.inner];
-    if (auto st = dyn_cast<TmaStoreOp>(c.op)) // each group copies its rows
-      outer /= storeGroups(layoutOf(st.getValue()), outer, k.warps);
-    SmallVector<int64_t> desc = {
-        int64_t(cast<BlockArgument>(c.base).getArgNumber()), 2,
-        c.wholeRows ? 0 : c.rowElems ? c.rowElems : inner, c.rowStride,
-        kSlabElems, outer};
-    desc.append(c.strideArgs);
-    maps.push_back(b.getDenseI64ArrayAttr(desc));
-    unsigned argIdx = fn.getNumArguments();
-    if (failed(fn.insertArgument(argIdx, ptrType, DictionaryAttr(), loc)))
-      return failure();
-    k.slots[s].map = LLVM::PtrToIntOp::create(b, loc, b.getI64Type(),
-                                              fn.getArgument(argIdx));
-    ptxIf(b, loc, k.isFirstThread, ValueRange{k.slots[s].map},
-          "@p prefetch.tensormap [$1];", "l");
-  }
-  fn->setAttr(kTensorMapsAttr, b.getArrayAttr(maps));
-
-  int64_t off = 0;
-  for (int64_t s = 0; s < numSlots; ++s) {
-    k.slots[s].buffer = at(off);
-    k.slots[s].stageBytes = roundUp(bytes[s], 1024);
-    k.slots[s].stages = stages[s];
-    k.slots[s].hasEmpty = stages[s] > 2 || (k.specialized && stages[s] == 2);
-    k.slots[s].members = stages[s] == 1 ? k.members : 1;
-    k.slots[s].member = k.member;
-    k.slots[s].store = isa<TmaStoreOp>(ofSlot[s].op);
-    off += stages[s] * k.slots[s].members * k.slots[s].stageBytes;
-  }
-  for (int64_t s = 0; s < numSlots; ++s) {
-    k.slots[s].barrier = at(off);
-    k.slots[s].empty = at(off + 8 * stages[s] * k.slots[s].members);
-    off += 8 * k.slots[s].numBarriers();
-  }
-  k.persistentBytes = roundUp(1024 + off, 128);
-  k.sharedBytes = std::max(k.sharedBytes, k.persistentBytes);
-  // Thread 0 initialises the barriers (full: one arrival per phase, its own
-  // expect_tx; empty: one per warp holding tiles); every thread sees them
-  // after the barrier.
-  std::string init;
-  SmallVector<Value> bars;
-  std::string cons;
-  int64_t warps = k.consumerWarps(); // every program of the CTA releases
-  for (int64_t s = 0; s < numSlots; ++s) {
-    for (int64_t st = 0; st < k.slots[s].numBarriers(); ++st) {
-      init += "@p mbarrier.init.shared::cta.b64 [$" +
-              std::to_string(bars.size() + 1) + "], " +
-              std::to_string(st < stages[s] * k.slots[s].members ? 1 : warps) +
-              ";\n";
-      bars.push_back(arith::AddIOp::create(b, loc, k.slots[s].barrier,
-                                           i32Const(b, loc, 8 * st)));
-      cons += bars.size() > 1 ? ",r" : "r";
-    }
-  }
-  init += "@p fence.mbarrier_init.release.cluster;";
-  ptxIf(b, loc, k.isFirstThread, bars, init, cons);
-  gpu::BarrierOp::create(b, loc);
-  // Stores: shared memory must outlive the copies from it (each thread
-  // waits for the copies it issued, if any).
-  if (llvm::any_of(uses, [](auto &u) { return isa<TmaStoreOp>(u.second.op); }))
-    fn.walk([&](gpu::ReturnOp ret) {
-      OpBuilder rb(ret);
-      ptx(rb, ret.getLoc(), Type(), ValueRange{}, "cp.async.bulk.wait_group 0;",
-          "", /*sideEffects=*/true);
-    });
-  return success();
-}
-
-Value lowering::TmaSlot::bufferOf(OpBuilder &b, Location loc, Value stage) const {
-  return offsetBy(b, loc, buffer, members > 1 ? member : stage, stageBytes);
-}
-
-Value lowering::TmaSlot::barrierOf(OpBuilder &b, Location loc, Value stage) const {
-  return offsetBy(b, loc, barrier, members > 1 ? member : stage, 8);
-}
-
-Value lowering::TmaSlot::emptyOf(OpBuilder &b, Location loc, Value stage) const {
-  return offsetBy(b, loc, empty, stage, 8);
-}
-
 void lowering::populateTmaPatterns(TypeConverter &tc, RewritePatternSet &p,
                                    LoweringState &s) {
-  p.add<TmaCopyLowering, TmaWaitLowering, TmaStoreLowering, TmaReleaseLowering>(
+  p.add<TmaCopyLowering, TmaWaitLowering, TmaReleaseLowering>(
       tc, p.getContext(), s);
+  populateTmaStorePatterns(tc, p, s);
 }
