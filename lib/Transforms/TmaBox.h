@@ -1,7 +1,7 @@
 //===- TmaBox.h - which accesses are TMA boxes, and where they start -*- C++ -*-===//
 //
-// Shared by tile-tma-loads' rings (TmaLoads.cpp) and its stores
-// (TmaStores.cpp). An access is a TMA box (matchBox) when it
+// Shared by tile-tma-loads (TmaLoads.cpp), its copies (TmaCopies.cpp) and
+// its stores (TmaStores.cpp). An access is a TMA box (matchBox) when it
 //   * reads or writes a 2-D f16/bf16 box of a row-major tensor: stride 1
 //     along one dimension (a row, a multiple of 64 elements), rows a stride
 //     apart along the other: a constant, or a run-time product of integer
@@ -73,6 +73,17 @@ std::optional<Match> matchBox(scf::ForOp loop, Value ptr, Value mask,
                               const AxisAnalysis &axes,
                               bool needNonNegativeRows = true,
                               std::string *why = nullptr);
+/// The row stride of the pointer chain `ptr` where its row term is
+/// `Y * splat(s)` with `s` not a constant: `s`; null otherwise (TmaRows.cpp).
+Value runtimeRowStride(Value ptr, Value y, unsigned inner);
+/// `s` as a constant times a product of integer (i32/i64, signed) kernel
+/// arguments, whose numbers are appended to `args`.
+std::optional<int64_t> strideMonomial(Value s, SmallVectorImpl<int64_t> &args);
+/// Every addend of the pointer chain `ptr` is loop-invariant except exactly
+/// one row offset of `y` (`stride`, or a splat of `strideValue`, rows).
+bool pointerMovesOnlyByRow(scf::ForOp loop, Value ptr, Value y, unsigned inner,
+                           int64_t stride, Value strideValue);
+
 /// matchBox of a load that `dot` reads.
 std::optional<Match> matchLoadBox(scf::ForOp loop, LoadOp load, DotOp dot,
                                   const AxisAnalysis &axes,
@@ -96,6 +107,29 @@ std::string originProblem(scf::ForOp loop, const Match &mt);
 DenseI64ArrayAttr strideArgsAttr(OpBuilder &b, const Match &mt);
 /// The `row_elems` attribute of `mt`'s ops (null unless padded).
 IntegerAttr rowElemsAttr(OpBuilder &b, const Match &mt);
+
+/// Loads as copies (TmaCopies.cpp).
+/// A load in a loop body that only one dot's B operand reads, as a ring.
+std::optional<Match> matchRing(scf::ForOp loop, LoadOp load,
+                               const AxisAnalysis &axes,
+                               std::string *why = nullptr);
+/// Whether `load` is outside loops (or once per program in the loop over
+/// programs) and read only as the A operand of dots in `slotDots`.
+bool readOnlyAsSlotDotA(LoadOp load, const DenseSet<Operation *> &slotDots);
+/// Such a load, K contiguous, as one copy into a one-stage slot.
+std::optional<Match> matchA(LoadOp load, const AxisAnalysis &axes);
+/// Whether `loop` may hold a ring: in no loop, or in the body of a loop
+/// itself in no loop (`nested`: the ring continues across it).
+bool ringPlacement(scf::ForOp loop, bool &nested);
+/// A new i32 iter_arg of the loop around `loop` counting the copies made
+/// so far; returned.
+Value ringBase(scf::ForOp loop);
+/// `mt` as a ring of `stages` stages in slot `slot`, copies counted from
+/// `base` (null: 0).
+LogicalResult rewriteRing(scf::ForOp loop, Match mt, int64_t slot,
+                          int64_t stages, Value base);
+/// A load of matchA as one copy into one-stage slot `slot` and its wait.
+LogicalResult rewriteA(Match mt, int64_t slot);
 
 /// A store outside loops (or once per program) of a box along its rows.
 std::optional<Match> matchStore(StoreOp st, const AxisAnalysis &axes);

@@ -38,13 +38,13 @@
 // buffer that fits with the other slots and keeps the CTAs per SM that
 // min_blocks asks for.
 //
+// The rewrites of loads into copies: TmaCopies.cpp.
+//
 //===----------------------------------------------------------------------===//
 #include "lib/Transforms/TmaBox.h"
 #include "lib/Transforms/Passes.h"
 #include "dialects/tile/TargetInfo.h"
 
-#include "mlir/IR/IRMapping.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
 
 namespace mlir::tile {
@@ -57,295 +57,6 @@ using namespace mlir::tile;
 using namespace mlir::tile::tma;
 
 namespace {
-
-/// A load in a loop body that only one dot's B operand reads.
-std::optional<Match> match(scf::ForOp loop, LoadOp load,
-                           const AxisAnalysis &axes,
-                           std::string *why = nullptr) {
-  auto fail = [&](const std::string &reason) -> std::optional<Match> {
-    if (why)
-      *why = reason;
-    return std::nullopt;
-  };
-  auto type = cast<TileType>(load.getType());
-  if (type.getRank() != 2 ||
-      !(type.getElementType().isBF16() || type.getElementType().isF16()))
-    return fail("it is not a 2-D f16/bf16 tile");
-  if (!load->hasOneUse())
-    return fail("it has more than one reader (a ring slot is read by one "
-                "dot's B operand)");
-  auto dot = dyn_cast<DotOp>(*load->user_begin());
-  if (!dot || dot.getB() != load.getResult() || dot->getBlock() != load->getBlock() ||
-      dot.getA() == load.getResult())
-    return fail("its reader is not the B operand of a dot in the same loop "
-                "body");
-  // The dot must become wgmma (the only reader of a slot): whole warpgroups,
-  // each warp on its own 16 rows of 64-row blocks, N <= 256.
-  int64_t warps = getNumWarps(load->getParentOfType<func::FuncOp>());
-  int64_t rowsM = cast<TileType>(dot.getA().getType()).getDimSize(0);
-  if (warps % 4 || rowsM < 16 * warps || rowsM % 64)
-    return fail("its dot (M = " + std::to_string(rowsM) + ", " +
-                std::to_string(warps) +
-                " warps) cannot become wgmma: M must be a multiple of 64 "
-                "with 16 rows per warp, on whole warpgroups");
-  if (type.getDimSize(1) % 8 || type.getDimSize(1) > 256 ||
-      type.getDimSize(0) % 16)
-    return fail("its dot's N or K does not suit wgmma (N a multiple of 8, "
-                "at most 256; K a multiple of 16)");
-  return matchLoadBox(loop, load, dot, axes, why);
-}
-
-/// Whether `load` is what the schedule's tma_a is about: outside loops (in the kernel's
-/// body, or in the body of the loop over programs of a persistent kernel:
-/// once per program) and read only as the A operand of dots whose B is
-/// read from a slot (`slotDots`).
-bool readOnlyAsSlotDotA(LoadOp load, const DenseSet<Operation *> &slotDots) {
-  if (load.use_empty() ||
-      !(isa<func::FuncOp>(load->getParentOp()) || programLoopOf(load)))
-    return false;
-  return llvm::all_of(load->getUsers(), [&](Operation *user) {
-    auto d = dyn_cast<DotOp>(user);
-    return d && d.getA() == load.getResult() && d.getB() != load.getResult() &&
-           slotDots.contains(d);
-  });
-}
-
-/// Such a load (the caller checked readOnlyAsSlotDotA), K contiguous: one
-/// copy into a one-stage slot, read in place by wgmma (Q of flash_fwd: its
-/// registers go to the softmax).
-std::optional<Match> matchA(LoadOp load, const AxisAnalysis &axes) {
-  auto type = cast<TileType>(load.getType());
-  if (type.getRank() != 2 ||
-      !(type.getElementType().isBF16() || type.getElementType().isF16()))
-    return std::nullopt;
-  int64_t warps = getNumWarps(load->getParentOfType<func::FuncOp>());
-  int64_t rowsM = type.getDimSize(0);
-  if (warps % 4 || rowsM < 16 * warps || rowsM % 64)
-    return std::nullopt;
-  auto dot = cast<DotOp>(*load->user_begin());
-  std::optional<Match> m = matchLoadBox(nullptr, load, dot, axes);
-  if (!m || m->inner != 1)
-    return std::nullopt;
-  return m;
-}
-
-/// Copy `iter` of the box whose first row is `y`, where `pred` holds.
-void createCopy(OpBuilder &b, Match mt, const BoxOrigin &o, Value y,
-                Value iter, Value pred, int64_t slot, int64_t stages) {
-  Location loc = mt.load.getLoc();
-  auto type = cast<TileType>(mt.load.getType());
-  TmaCopyOp::create(b, loc, o.arg, arith::AddIOp::create(b, loc, o.rowBase, y),
-                    iter, pred, o.col, b.getI64IntegerAttr(slot),
-                    b.getI64IntegerAttr(stages),
-                    b.getDenseI64ArrayAttr(type.getShape()),
-                    b.getI64IntegerAttr(mt.inner),
-                    b.getI64IntegerAttr(mt.stride), strideArgsAttr(b, mt),
-                    rowElemsAttr(b, mt), UnitAttr());
-}
-
-/// The load becomes a wait for stage `stage` (barrier parity `parity`),
-/// keeping the rows before `mt.bound` of the box whose first row is `y`.
-void replaceByWait(OpBuilder &b, Match mt, Value stage, Value parity,
-                   Value y, int64_t slot) {
-  LoadOp load = mt.load;
-  Location loc = load.getLoc();
-  Value valid = arith::SubIOp::create(b, loc, mt.bound, y);
-  auto wait = TmaWaitOp::create(b, loc, load.getType(), stage, parity, valid,
-                                b.getI64IntegerAttr(slot),
-                                b.getI64IntegerAttr(mt.inner));
-  load.replaceAllUsesWith(wait.getResult());
-  load.erase();
-}
-
-/// Copy `iter` where `pred` holds: a predicated copy, or with `guarded`
-/// (rings that continue across an outer loop) a copy inside `if (pred)`,
-/// so that a copy point that copies nothing is never passed (the stages'
-/// empty barriers count only the copies made).
-void createCopyIf(OpBuilder &b, Match mt, const BoxOrigin &o, Value y,
-                  Value iter, Value pred, int64_t slot, int64_t stages,
-                  bool guarded) {
-  if (!guarded)
-    return createCopy(b, mt, o, y, iter, pred, slot, stages);
-  Location loc = mt.load.getLoc();
-  auto ifOp = scf::IfOp::create(b, loc, pred, /*withElseRegion=*/false);
-  OpBuilder::InsertionGuard g(b);
-  b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-  createCopy(b, mt, o, y, iter,
-             arith::ConstantOp::create(b, loc, b.getBoolAttr(true)), slot,
-             stages);
-}
-
-} // namespace
-
-std::optional<int64_t> mlir::tile::tmaCopySlot(Operation *op) {
-  if (auto c = dyn_cast<TmaCopyOp>(op))
-    return c.getSlot();
-  auto ifOp = dyn_cast<scf::IfOp>(op);
-  if (!ifOp || ifOp.getNumResults() || !ifOp.getElseRegion().empty())
-    return std::nullopt;
-  std::optional<int64_t> slot;
-  ifOp.thenBlock()->walk([&](TmaCopyOp c) { slot = c.getSlot(); });
-  return slot;
-}
-
-namespace {
-/// A new i32 iter_arg of `loop`, 0 at entry, that each iteration adds
-/// `step(b, loc)` to (built at the end of the body); returns it. The
-/// loop's discardable attributes (tile.persistent) stay.
-Value addCounter(scf::ForOp loop,
-                 function_ref<Value(OpBuilder &, Location)> step) {
-  Location loc = loop.getLoc();
-  IRRewriter rw(loop->getContext());
-  rw.setInsertionPoint(loop);
-  Value zero = arith::ConstantOp::create(rw, loc, rw.getI32IntegerAttr(0));
-  SmallVector<NamedAttribute> attrs(loop->getDiscardableAttrs());
-  auto grown = loop.replaceWithAdditionalYields(
-      rw, zero, /*replaceInitOperandUsesInLoop=*/false,
-      [&](OpBuilder &b, Location l, ArrayRef<BlockArgument> args) {
-        return SmallVector<Value>{
-            arith::AddIOp::create(b, l, args.front(), step(b, l))};
-      });
-  auto newLoop = cast<scf::ForOp>(grown->getOperation());
-  for (NamedAttribute a : attrs)
-    newLoop->setDiscardableAttr(a.getName(), a.getValue());
-  return newLoop.getRegionIterArgs().back();
-}
-
-/// `loop` (in a loop body) as a ring that continues from one iteration of
-/// the enclosing loop to the next: a new i32 iter_arg of the enclosing
-/// loop counts the copies made so far (its iterations of `loop` each
-/// copy once), and is returned.
-Value ringBase(scf::ForOp loop) {
-  return addCounter(
-      cast<scf::ForOp>(loop->getParentOp()), [&](OpBuilder &b, Location l) {
-        // Iterations of `loop`: lb < ub ? (ub - lb + step - 1) / step : 0.
-        auto c32 = [&](int64_t v) {
-          return arith::ConstantOp::create(b, l, b.getI32IntegerAttr(v));
-        };
-        Value lb = loop.getLowerBound(), ub = loop.getUpperBound(),
-              step = loop.getStep();
-        Value trips = arith::DivSIOp::create(
-            b, l,
-            arith::AddIOp::create(
-                b, l, arith::SubIOp::create(b, l, ub, lb),
-                arith::SubIOp::create(b, l, step, c32(1))),
-            step);
-        Value runs =
-            arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, lb, ub);
-        return Value(arith::SelectOp::create(b, l, runs, trips, c32(0)));
-      });
-}
-
-/// Whether `loop` runs once per kernel (no loop around it: `base` stays
-/// null) or once per iteration of the loop whose body holds it, itself in
-/// no loop (`base` becomes that ring's copy count); other nestings keep
-/// their loads.
-bool ringPlacement(scf::ForOp loop, bool &nested) {
-  nested = false;
-  for (Operation *p = loop->getParentOp(); p && !isa<func::FuncOp>(p);
-       p = p->getParentOp()) {
-    if (!isa<scf::ForOp>(p))
-      continue;
-    if (nested || p != loop->getParentOp())
-      return false;
-    nested = true;
-  }
-  return true;
-}
-
-LogicalResult rewrite(scf::ForOp loop, Match mt, int64_t slot,
-                      int64_t stages, Value base) {
-  Location loc = mt.load.getLoc();
-  Value iv = loop.getInductionVar(), lb = loop.getLowerBound(),
-        ub = loop.getUpperBound(), step = loop.getStep();
-
-  // Scalars first (pure ops; left for DCE if anything fails): at the top
-  // of the body, the iteration number and the next iteration's first row ...
-  OpBuilder b(mt.dot->getContext());
-  b.setInsertionPointToStart(loop.getBody());
-  auto c32 = [&](int64_t v) {
-    return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v));
-  };
-  Value iter = arith::DivSIOp::create(
-      b, loc, arith::SubIOp::create(b, loc, iv, lb), step);
-  if (base)
-    iter = arith::AddIOp::create(b, loc, base, iter);
-  IRMapping next;
-  Value nextIv = arith::AddIOp::create(b, loc, iv, step);
-  next.map(iv, nextIv);
-  FailureOr<Value> yn = originOf(b, loop, mt.rowIndex, next);
-  if (failed(yn))
-    return failure();
-  Value nextOk =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, nextIv, ub);
-  Value afterScalars = nextOk;
-  // ... and before the loop the first row and the argument's row of the
-  // masked tensor's row 0.
-  b.setInsertionPoint(loop);
-  IRMapping first;
-  first.map(iv, lb);
-  FailureOr<BoxOrigin> origin = boxOrigin(b, loop, mt, first);
-  if (failed(origin))
-    return failure();
-  // Iteration i uses copy i (stage i % stages); the copy for i + 1 starts
-  // at the top of iteration i, a whole iteration ahead; the first copy
-  // starts before the loop.
-  bool guarded = bool(base);
-  createCopyIf(b, mt, *origin, origin->y0, base ? base : c32(0),
-               arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lb, ub),
-               slot, stages, guarded);
-  b.setInsertionPointAfterValue(afterScalars);
-  createCopyIf(b, mt, *origin, *yn, arith::AddIOp::create(b, loc, iter, c32(1)),
-               nextOk, slot, stages, guarded);
-  // In the loop: wait for this iteration's copy, in stage i % stages with
-  // barrier parity (i / stages) % 2. Rows from `bound` on are masked off.
-  b.setInsertionPoint(mt.load);
-  Value stage = arith::RemUIOp::create(b, loc, iter, c32(stages));
-  Value parity = arith::AndIOp::create(
-      b, loc, arith::DivUIOp::create(b, loc, iter, c32(stages)), c32(1));
-  IRMapping cur;
-  cur.map(iv, iv);
-  FailureOr<Value> y = originOf(b, loop, mt.rowIndex, cur);
-  if (failed(y))
-    return failure();
-  replaceByWait(b, mt, stage, parity, *y, slot);
-  return success();
-}
-
-/// The loop over programs gets an i32 iter_arg counting the programs run
-/// before this one (0, 1, ...); returns it.
-Value programCount(scf::ForOp loop) {
-  return addCounter(loop, [](OpBuilder &b, Location l) {
-    return Value(arith::ConstantOp::create(b, l, b.getI32IntegerAttr(1)));
-  });
-}
-
-/// A load of matchA as one copy into a one-stage slot and its wait, where
-/// the load was. In the loop over programs, copy n of the slot (the n-th
-/// program this one runs) completes phase n of its barrier: the wait's
-/// parity is n % 2.
-LogicalResult rewriteA(Match mt, int64_t slot) {
-  Location loc = mt.load.getLoc();
-  Value count;
-  if (scf::ForOp programs = programLoopOf(mt.load))
-    count = programCount(programs);
-  OpBuilder b(mt.load);
-  IRMapping none;
-  FailureOr<BoxOrigin> origin = boxOrigin(b, nullptr, mt, none);
-  if (failed(origin))
-    return failure();
-  Value zero = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0));
-  Value yes = arith::ConstantOp::create(b, loc, b.getBoolAttr(true));
-  Value iter = count ? count : zero;
-  Value parity =
-      count ? arith::AndIOp::create(
-                  b, loc, count,
-                  arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(1)))
-            : zero;
-  createCopy(b, mt, *origin, origin->y0, iter, yes, slot, /*stages=*/1);
-  replaceByWait(b, mt, zero, parity, origin->y0, slot);
-  return success();
-}
 
 constexpr const char *kStaysLoad =
     "schedule tma_a = true, but this load of a dot's A operand stays a load: ";
@@ -407,7 +118,7 @@ struct TmaLoadsPass : public mlir::tile::impl::TileTmaLoadsBase<TmaLoadsPass> {
           std::string why = "its loop is nested two deep (a ring lives in "
                             "a loop or in the loop over programs' loop)";
           if (placed)
-            if (std::optional<Match> m = match(loop, ld, axes, &why)) {
+            if (std::optional<Match> m = matchRing(loop, ld, axes, &why)) {
               matches.push_back({loop, *m});
               if (nested)
                 nestedLoops.insert(loop);
@@ -479,8 +190,8 @@ struct TmaLoadsPass : public mlir::tile::impl::TileTmaLoadsBase<TmaLoadsPass> {
       for (Operation *loop : nestedLoops)
         bases[loop] = ringBase(cast<scf::ForOp>(loop));
       for (int64_t i = int64_t(matches.size()) - 1; i >= 0; --i)
-        (void)rewrite(matches[i].first, matches[i].second, i, stages,
-                      bases.lookup(matches[i].first));
+        (void)rewriteRing(matches[i].first, matches[i].second, i, stages,
+                          bases.lookup(matches[i].first));
       int64_t slot = matches.size();
       for (Match m : aMatches) {
         Operation *load = m.load;
