@@ -36,10 +36,11 @@
 // / G the CTA's own index, and tile-split-masked-loops splits at the
 // smallest of the G programs' split points, so causal flash_fwd qualifies).
 //
+// The producer's slice: ProducerSlice.cpp; the releases: StageReleases.cpp.
+//
 //===----------------------------------------------------------------------===//
-#include "lib/Transforms/Passes.h"
+#include "lib/Transforms/WarpSpecialize.h"
 
-#include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::tile {
@@ -51,184 +52,6 @@ using namespace mlir;
 using namespace mlir::tile;
 
 namespace {
-/// What the producer region re-creates from the body: `keep` holds the
-/// copies, the scalar ops it clones and the loops and ifs it rebuilds;
-/// `needed` the values (results, iter_args) it must compute.
-class Slice {
-public:
-  explicit Slice(Operation *fn) : fn(fn) {}
-
-  /// Adds `copy` and everything it needs; the op the producer could not
-  /// run, if any.
-  Operation *add(TmaCopyOp copy) {
-    keep.insert(copy);
-    keepAncestors(copy);
-    for (Value o : copy->getOperands())
-      need(o);
-    while (!work.empty() && !bad)
-      visit(work.pop_back_val());
-    return bad;
-  }
-
-  bool kept(Operation *op) const { return keep.contains(op); }
-  bool isNeeded(Value v) const { return needed.contains(v); }
-
-private:
-  void need(Value v) {
-    if (needed.insert(v).second)
-      work.push_back(v);
-  }
-
-  /// Loops and ifs around `op` run in the producer too.
-  void keepAncestors(Operation *op) {
-    for (Operation *p = op->getParentOp(); p && p != fn; p = p->getParentOp()) {
-      if (!keep.insert(p).second)
-        return;
-      if (auto f = dyn_cast<scf::ForOp>(p)) {
-        need(f.getLowerBound());
-        need(f.getUpperBound());
-        need(f.getStep());
-      } else if (auto i = dyn_cast<scf::IfOp>(p)) {
-        need(i.getCondition());
-      } else {
-        bad = p;
-        return;
-      }
-    }
-  }
-
-  void visit(Value v) {
-    if (auto arg = dyn_cast<BlockArgument>(v)) {
-      Operation *owner = arg.getOwner()->getParentOp();
-      if (owner == fn)
-        return; // a kernel argument
-      auto loop = dyn_cast<scf::ForOp>(owner);
-      if (!loop) {
-        bad = owner;
-        return;
-      }
-      keep.insert(loop);
-      keepAncestors(loop);
-      if (v == loop.getInductionVar()) {
-        need(loop.getLowerBound());
-        need(loop.getUpperBound());
-        need(loop.getStep());
-        return;
-      }
-      unsigned i = arg.getArgNumber() - 1;
-      need(loop.getInitArgs()[i]);
-      need(loop.getBody()->getTerminator()->getOperand(i));
-      return;
-    }
-    Operation *def = v.getDefiningOp();
-    if (isa<TileType>(v.getType()) || isa<CtaMemberOp>(def)) {
-      bad = def;
-      return;
-    }
-    unsigned i = cast<OpResult>(v).getResultNumber();
-    if (auto loop = dyn_cast<scf::ForOp>(def)) {
-      keep.insert(loop);
-      keepAncestors(loop);
-      need(loop.getLowerBound());
-      need(loop.getUpperBound());
-      need(loop.getStep());
-      need(loop.getInitArgs()[i]);
-      need(loop.getBody()->getTerminator()->getOperand(i));
-      return;
-    }
-    if (auto ifOp = dyn_cast<scf::IfOp>(def)) {
-      keep.insert(ifOp);
-      keepAncestors(ifOp);
-      need(ifOp.getCondition());
-      need(ifOp.thenYield().getOperand(i));
-      need(ifOp.elseYield().getOperand(i));
-      return;
-    }
-    if (def->getNumRegions() ||
-        !(isMemoryEffectFree(def) || isa<ScalarLoadOp>(def))) {
-      bad = def;
-      return;
-    }
-    keep.insert(def);
-    keepAncestors(def);
-    for (Value o : def->getOperands())
-      need(o);
-  }
-
-  Operation *fn;
-  DenseSet<Operation *> keep;
-  DenseSet<Value> needed;
-  SmallVector<Value> work;
-  Operation *bad = nullptr;
-};
-
-/// Re-creates the kept ops of `src` at `b` (see Slice).
-void emit(const Slice &s, Block &src, OpBuilder &b, IRMapping &map) {
-  auto lookup = [&](Value v) { return map.lookupOrDefault(v); };
-  for (Operation &op : src) {
-    if (op.hasTrait<OpTrait::IsTerminator>() || !s.kept(&op))
-      continue;
-    Location loc = op.getLoc();
-    if (auto loop = dyn_cast<scf::ForOp>(op)) {
-      SmallVector<unsigned> carried;
-      SmallVector<Value> inits;
-      for (auto [i, arg] : llvm::enumerate(loop.getRegionIterArgs()))
-        if (s.isNeeded(arg) || s.isNeeded(loop.getResult(i))) {
-          carried.push_back(i);
-          inits.push_back(lookup(loop.getInitArgs()[i]));
-        }
-      auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
-      auto copy = scf::ForOp::create(
-          b, loc, lookup(loop.getLowerBound()), lookup(loop.getUpperBound()),
-          lookup(loop.getStep()), inits,
-          [&](OpBuilder &bb, Location l, Value iv, ValueRange args) {
-            map.map(loop.getInductionVar(), iv);
-            for (auto [k, i] : llvm::enumerate(carried))
-              map.map(loop.getRegionIterArgs()[i], args[k]);
-            emit(s, *loop.getBody(), bb, map);
-            SmallVector<Value> out;
-            for (unsigned i : carried)
-              out.push_back(lookup(yield.getOperand(i)));
-            scf::YieldOp::create(bb, l, out);
-          });
-      // tile.persistent (tile-dynamic-persistent finds both copies).
-      copy->setDiscardableAttrs(loop->getDiscardableAttrDictionary());
-      for (auto [k, i] : llvm::enumerate(carried))
-        map.map(loop.getResult(i), copy.getResult(k));
-      continue;
-    }
-    if (auto ifOp = dyn_cast<scf::IfOp>(op)) {
-      SmallVector<unsigned> results;
-      for (OpResult r : ifOp.getResults())
-        if (s.isNeeded(r))
-          results.push_back(r.getResultNumber());
-      // Each branch: its kept ops, then the needed results (the builder
-      // takes the if's result types from the yields).
-      auto branch = [&](Block *from) {
-        return [&, from](OpBuilder &bb, Location l) {
-          emit(s, *from, bb, map);
-          SmallVector<Value> out;
-          for (unsigned i : results)
-            out.push_back(lookup(from->getTerminator()->getOperand(i)));
-          scf::YieldOp::create(bb, l, out);
-        };
-      };
-      auto thenBranch = branch(ifOp.thenBlock());
-      auto copy =
-          ifOp.getElseRegion().empty()
-              ? scf::IfOp::create(b, loc, lookup(ifOp.getCondition()), thenBranch)
-              : scf::IfOp::create(b, loc, lookup(ifOp.getCondition()), thenBranch,
-                                  branch(ifOp.elseBlock()));
-      for (auto [k, i] : llvm::enumerate(results))
-        map.map(ifOp.getResult(i), copy.getResult(k));
-      continue;
-    }
-    Operation *c = b.clone(op, map);
-    if (auto tc = dyn_cast<TmaCopyOp>(c))
-      tc.setProducer(true);
-  }
-}
-
 struct WarpSpecializePass
     : public mlir::tile::impl::TileWarpSpecializeBase<WarpSpecializePass> {
   using TileWarpSpecializeBase::TileWarpSpecializeBase;
@@ -283,7 +106,7 @@ struct WarpSpecializePass
              << getNumWarps(fn);
     if (!fn.getBody().hasOneBlock())
       return fn.emitError("schedule producer = true needs a kernel body of one block");
-    Slice slice(fn);
+    wspec::Slice slice(fn);
     for (TmaCopyOp c : copies)
       if (Operation *bad = slice.add(c)) {
         if (isa<CtaMemberOp>(bad))
@@ -308,7 +131,7 @@ struct WarpSpecializePass
                                      body.getTerminator()->getIterator());
     OpBuilder pb(producer, producer->end());
     IRMapping map;
-    emit(slice, *consumer, pb, map);
+    wspec::emit(slice, *consumer, pb, map);
 
     DenseMap<int64_t, int64_t> stages; // by slot (all its copies agree)
     for (TmaCopyOp c : copies) {
@@ -322,7 +145,7 @@ struct WarpSpecializePass
                        [](Operation &op) { return isPure(&op); }))
         guard.erase();
     }
-    return placeReleases(consumer, stages);
+    return wspec::placeReleases(consumer, stages);
   }
 
   /// cta_programs > 1: no ring wait, nor a loop or if around one, depends
@@ -394,124 +217,6 @@ struct WarpSpecializePass
       return WalkResult::advance();
     });
     return failure(r.wasInterrupted());
-  }
-
-  /// Each wait of a ring stage gets a tile.tma_release of the stage where
-  /// the dot that reads it is complete: after the dot (synchronous) or
-  /// after its tile.dot_wait, which may be in the next iteration of a loop
-  /// that carries the dot's value (the loop then carries the stage too, -1
-  /// for none: a release of -1 is none) or after the loop.
-  static LogicalResult placeReleases(Block *consumer,
-                                     const DenseMap<int64_t, int64_t> &stages) {
-    SmallVector<TmaWaitOp> waits;
-    consumer->walk([&](TmaWaitOp w) { waits.push_back(w); });
-    // Loops carrying dots that read a stage: iter_arg -> slot.
-    llvm::MapVector<Operation *, llvm::MapVector<unsigned, int64_t>> carried;
-    for (TmaWaitOp w : waits) {
-      int64_t slot = w.getSlot();
-      if (stages.lookup(slot) <= 1)
-        continue; // a one-stage slot is copied once and never released
-      auto dot = w->hasOneUse() ? dyn_cast<DotOp>(*w->user_begin()) : DotOp();
-      if (dot && !dot.getAsync()) {
-        release(dot, w.getStage(), slot);
-        continue;
-      }
-      OpOperand *use = dot && dot->hasOneUse() ? &*dot->use_begin() : nullptr;
-      Operation *user = use ? use->getOwner() : nullptr;
-      if (auto done = dyn_cast_or_null<DotWaitOp>(user)) {
-        release(done, w.getStage(), slot);
-        continue;
-      }
-      auto loop = user ? dyn_cast<scf::ForOp>(user->getParentOp()) : nullptr;
-      std::optional<unsigned> arg;
-      if (isa_and_nonnull<scf::YieldOp>(user) && loop)
-        arg = use->getOperandNumber();
-      else if (auto l = dyn_cast_or_null<scf::ForOp>(user)) {
-        if (use->getOperandNumber() >= l.getNumControlOperands()) {
-          loop = l;
-          arg = use->getOperandNumber() - l.getNumControlOperands();
-        }
-      }
-      if (!arg)
-        return w.emitError("producer = true needs the dot reading each TMA "
-                           "stage to be waited for (tile.dot_wait) in its "
-                           "block, the next iteration or after its loop");
-      auto [it, fresh] = carried[loop].insert({*arg, slot});
-      if (!fresh && it->second != slot)
-        return loop.emitError("producer = true: a loop carries dots reading "
-                              "two TMA slots in one value");
-    }
-    for (auto &[op, args] : carried)
-      if (failed(carryStages(cast<scf::ForOp>(op), args)))
-        return failure();
-    return success();
-  }
-
-  /// Releases `stage` of `slot` after `after`.
-  static void release(Operation *after, Value stage, int64_t slot) {
-    OpBuilder b(after->getContext());
-    b.setInsertionPointAfter(after);
-    TmaReleaseOp::create(b, after->getLoc(), stage, slot);
-  }
-
-  /// The stage a dot value read, if an asynchronous dot read a ring stage
-  /// (its B operand from a tile.tma_wait of `slot`).
-  static Value stageOf(Value v, int64_t slot) {
-    auto dot = v.getDefiningOp<DotOp>();
-    auto w = dot ? dot.getB().getDefiningOp<TmaWaitOp>() : TmaWaitOp();
-    return w && dot.getAsync() && int64_t(w.getSlot()) == slot ? w.getStage()
-                                                                : Value();
-  }
-
-  /// `loop` carries the dots of iter_args `args` (-> their slots) to their
-  /// waits: it carries their stages as well (the init's, or -1), and each
-  /// stage is released after the wait, in the body (the previous
-  /// iteration's dot) and after the loop (the last one).
-  static LogicalResult carryStages(scf::ForOp loop,
-                                   const llvm::MapVector<unsigned, int64_t> &args) {
-    IRRewriter rw(loop->getContext());
-    rw.setInsertionPoint(loop);
-    Location loc = loop.getLoc();
-    Value none = arith::ConstantIntOp::create(rw, loc, -1, 32);
-    SmallVector<Value> inits;
-    auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
-    for (auto [arg, slot] : args) {
-      Value init = stageOf(loop.getInitArgs()[arg], slot);
-      inits.push_back(init ? init : none);
-    }
-    unsigned first = loop.getNumRegionIterArgs();
-    SmallVector<NamedAttribute> attrs(loop->getDiscardableAttrs());
-    auto grown = loop.replaceWithAdditionalYields(
-        rw, inits, /*replaceInitOperandUsesInLoop=*/false,
-        [&](OpBuilder &, Location, ArrayRef<BlockArgument>) {
-          SmallVector<Value> out;
-          for (auto [arg, slot] : args) {
-            Value next = stageOf(yield.getOperand(arg), slot);
-            out.push_back(next ? next : none);
-          }
-          return out;
-        });
-    if (failed(grown))
-      return loop.emitError("producer = true: cannot carry TMA stages here");
-    auto grownLoop = cast<scf::ForOp>(grown->getOperation());
-    for (NamedAttribute a : attrs)
-      grownLoop->setDiscardableAttr(a.getName(), a.getValue());
-    for (auto [i, entry] : llvm::enumerate(args)) {
-      auto [arg, slot] = entry;
-      Value in = grownLoop.getRegionIterArgs()[arg];
-      Value out = grownLoop.getResult(arg);
-      auto inWait = in.hasOneUse() ? dyn_cast<DotWaitOp>(*in.user_begin())
-                                   : DotWaitOp();
-      auto outWait = out.hasOneUse() ? dyn_cast<DotWaitOp>(*out.user_begin())
-                                     : DotWaitOp();
-      if (!inWait || !outWait)
-        return grownLoop.emitError(
-            "producer = true needs a dot this loop carries to be waited for "
-            "(tile.dot_wait) in the next iteration and after the loop");
-      release(inWait, grownLoop.getRegionIterArgs()[first + i], slot);
-      release(outWait, grownLoop.getResult(first + i), slot);
-    }
-    return success();
   }
 };
 } // namespace
