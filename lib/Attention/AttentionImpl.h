@@ -1,7 +1,8 @@
 //===- AttentionImpl.h - the state of one attention plan ------ -*- C++ -*-===//
 //
 // Shared by Plan.cpp (choosing and loading the kernels), Run.cpp (launches
-// and the guardrail) and Profile.cpp (NVTX ranges, event timings).
+// and the guardrail), Profile.cpp (NVTX ranges, event timings) and
+// Support.cpp (names, environment flags, compiling and loading).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -71,6 +72,9 @@ struct TensorCheck {
 };
 
 bool envFlag(const char *name);
+/// One line of a (multi-line) error for the log: the first line that says
+/// "error:" (a compiler diagnostic), else the first line.
+std::string firstLine(const std::string &text);
 /// Why `p`'s shape, sizes or scale are invalid ("" when valid): the checks
 /// the forward and the backward share.
 std::string validate(const AttentionParams &p);
