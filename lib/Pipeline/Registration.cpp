@@ -58,6 +58,7 @@ void ::tile::buildTileOptPipeline(OpPassManager &pm) {
   pm.addPass(mlir::tile::createTilePersistent());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  pm.addPass(mlir::tile::createTileHoistInvariantLoads());
   pm.addPass(mlir::tile::createTileFoldScale());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(mlir::tile::createTileTmaLoads());

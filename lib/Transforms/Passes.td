@@ -40,6 +40,19 @@ def TileRemoveLayoutConversions : Pass<"tile-remove-layout-conversions",
   let dependentDialects = ["mlir::tile::TileDialect"];
 }
 
+def TileHoistInvariantLoads : Pass<"tile-hoist-invariant-loads",
+                                   "mlir::ModuleOp"> {
+  let summary = "Loads that read the same values on every trip leave their loop";
+  let description = [{
+    Pipeline stage 3. In an scf.for that writes no memory, a `tile.load` or
+    `tile.scalar_load` of its body whose operands are computed by pure ops
+    from values defined outside the loop runs once before it (those ops
+    cloned with it), masked by `lb < ub` so that a loop of no trip still
+    reads nothing. Inner loops first.
+  }];
+  let dependentDialects = ["mlir::tile::TileDialect", "mlir::arith::ArithDialect"];
+}
+
 def TileFoldScale : Pass<"tile-fold-scale", "mlir::ModuleOp"> {
   let summary = "Fold exp2(x * a) * ... scale chains into one multiply";
   let description = [{
