@@ -306,6 +306,13 @@ def lookup(table, keys, size):
     """ConfigTable::lookup: among the entries whose match equals `keys` (name ->
     text), the one with the largest size at or below `size`, else the smallest;
     without a match the table's default."""
+    e = lookup_entry(table, keys, size)
+    return e["_cfg"] if e else table["_default"]
+
+
+def lookup_entry(table, keys, size):
+    """The entry lookup() takes (its JSON, "_cfg" its config), or None where
+    it takes the table's default."""
     below = smallest = None
     for e in table["entries"]:
         if any(keys.get(k) != e["_match"][k] for k in table["keys"]):
@@ -315,8 +322,7 @@ def lookup(table, keys, size):
             below = e
         if smallest is None or n < int(smallest[table["size"]]):
             smallest = e
-    e = below or smallest
-    return e["_cfg"] if e else table["_default"]
+    return below or smallest
 
 
 def table_keys(s):

@@ -138,22 +138,32 @@ def run_shape(s, variants, a, tc, l2):
                 bm128[block] = vr.block_mask(v, s, g, block)
             return bm128[block]
 
-        def tilec_mask():  # the BlockMask at tilec's block sizes
-            blk = (tc.BM, tc.BN)
-            return flex_mask(128 if blk == (128, 128) else blk)
+        def tilec(bm):
+            """A tilec provider: its kernel's own config for this shape (as
+            the dry run lists it), over a BlockMask of that kernel's BM x BN."""
+            k = tc.kernel(v, s["D"], fwd.DTYPES[s["dtype"]], s["S"], bm)
+            sparse = bm or v.name == "blocksparse"
+            blk = (k["BM"], k["BN"])
+            bmask = flex_mask(128 if blk == (128, 128) else blk) if sparse else None
+            fn = vr.tilec_runner(tc, v, s, g, bm=bm, bmask=bmask)
+            return fn, inputs, k["config"] + (" (default: fallback)" if k["fallback"] else "")
 
         makers = {
             "flex": lambda: (vr.flex_runner(v, s, g, flex_mask()), inputs, "compiled"),
             "sdpa": lambda: vr.sdpa_runner(v, s, g, inputs, a.sdpa_max_gib * 2**30),
-            "tilec": lambda: (vr.tilec_runner(tc, v, s, g, bmask=tilec_mask() if v.name == "blocksparse" else None),
-                              inputs, "flex_fwd_sparse" if v.name == "blocksparse" else "flex_fwd"),
-            "tilec-bm": lambda: (vr.tilec_runner(tc, v, s, g, bm=True, bmask=tilec_mask()), inputs,
-                                 "flex_fwd_sparse"),
+            "tilec": lambda: tilec(False),
+            "tilec-bm": lambda: tilec(True),
         }
         ref = None
         for p in providers_of(v, a):
             row, out = run_one(p, makers[p], ref, v, s, a, fl)
             row = dict(base, **row)
+            if p.startswith("tilec"):  # where its config came from (cached: no compile here)
+                try:
+                    k = tc.kernel(v, s["D"], fwd.DTYPES[s["dtype"]], s["S"], p == "tilec-bm")
+                    row.update(config_origin=k["origin"], fallback=k["fallback"])
+                except RuntimeError:
+                    pass
             if ref is None and p in ("flex", "sdpa") and row["status"] == "unchecked":
                 o, lse = out  # the reference: flex; sdpa where flex is unavailable
                 ref = (o, lse)  # [B, H, S, D]
@@ -190,6 +200,8 @@ def f(x, spec=".1f"):
 
 def print_progress(r):
     extra = r.get("error") or ""
+    if r["provider"].startswith("tilec") and r.get("config"):
+        extra = f"[{r['config']}] {extra}"
     print(f"  {r['variant']:11s} D={r['D']:<3d} S={r['S']:<5d} {r['provider']:8s} "
           f"{f(r.get('tflops')):>6s} TFLOP/s {f(r.get('ms'), '.3f'):>8s} ms  "
           f"max|d| {f(r.get('max_abs'), '.2e'):>8s}  {r['status']} {extra}", flush=True)
@@ -200,7 +212,7 @@ def print_table(s, rows):
     by = {(r["variant"], r["provider"]): r for r in rows}
     names = list(dict.fromkeys(r["variant"] for r in rows))
     hdr = ["variant", "visible", "tilec TF/s", "ms", "vs plain", "tilec-bm TF/s", "flex TF/s", "ms",
-           "tilec/flex", "sdpa TF/s", "backend", "max|d| vs ref", "lse d", "tilec"]
+           "tilec/flex", "sdpa TF/s", "backend", "max|d| vs ref", "lse d", "tilec", "tilec config"]
     table = [hdr]
     for n in names:
         t, bm, fx, sd = (by.get((n, p), {}) for p in ("tilec", "tilec-bm", "flex", "sdpa"))
@@ -211,11 +223,12 @@ def print_table(s, rows):
                       f(bm.get("tflops")), f(fx.get("tflops")), f(fx.get("ms"), ".3f"),
                       f(t.get("speedup_vs_flex"), ".2f"), f(sd.get("tflops")), sd.get("config", "-"),
                       f(t.get("max_abs"), ".1e"), f(t.get("lse_max_abs"), ".1e"),
-                      short_status(t)])
+                      short_status(t), t.get("config", "-")])
     w = [max(len(str(row[i])) for row in table) for i in range(len(hdr))]
     print(f"\nbf16, D={s['D']}, S={s['S']}, B={s['B']}, H={s['H']}  "
           "(TF/s on visible pairs; vs plain: tilec time per visible FLOP / plain causal's, "
-          "'nc' / plain non-causal's; tilec/flex: speedup)")
+          "'nc' / plain non-causal's; tilec/flex: speedup; tilec config: BM, BN, schedule of the "
+          "config table entry, flex_fwd_sparse without P and G)")
     for row in table:
         print("  ".join(str(x).rjust(w[i]) if i else str(x).ljust(w[i]) for i, x in enumerate(row)))
     notes = {(r["provider"], r["status"]) for r in rows if r["status"].startswith(("unavailable", "error"))}
@@ -229,6 +242,51 @@ def short_status(r):
 
 
 # ----------------------------------------------------------------- main ----
+def compile_all(shapes, a, tc):
+    """Compiles every tilec kernel of the plan with the config each (D, S)
+    gets (tc.kernel()) and prints one line per kernel and config, with the
+    seqlens that use it; -> one row per (variant, bm, D, S)."""
+    print("tilec kernels per config (seqlens that use it; compile wall time):")
+    rows = []
+    for D in sorted({s["D"] for s, _ in shapes}):
+        names = list(dict.fromkeys(v.name for s, vs in shapes if s["D"] == D for v in vs))
+        for n in names:
+            v = vd.BY_NAME[n]
+            seqlens = [s["S"] for s, vs in shapes if s["D"] == D and v in vs]
+            for bm in ([False, True] if v.bm_tile and "tilec-bm" in a.providers else [False]):
+                groups = {}  # config (or error) -> [(S, row)]
+                for S in seqlens:
+                    row = dict(variant=n, bm=bm, D=D, S=S)
+                    try:
+                        k = tc.kernel(v, D, "bf16", S, bm)
+                        man = k["man"]
+                        row.update(config=k["config"], origin=k["origin"], fallback=k["fallback"],
+                                   kernel=man["kernelName"], blockSize=man["blockSize"],
+                                   smem=man["sharedMemoryBytes"], tensor_maps=len(man.get("tensorMaps", [])),
+                                   compile_ms=round(k["ms"]), warnings=k["warns"])
+                        gkey = (k["config"], k["fallback"])
+                    except RuntimeError as e:
+                        row["error"] = str(e)
+                        gkey = ("error", row["error"])
+                    rows.append(row)
+                    groups.setdefault(gkey, []).append((S, row))
+                for (cfg, fallback), members in groups.items():
+                    row = members[0][1]
+                    ss = ",".join(str(S) for S, _ in members)
+                    label = n + (" (bm)" if bm else "")
+                    if "error" in row:
+                        print(f"  D={D:<3d} {label:16s} S={ss:<22s} {row['error']}")
+                        continue
+                    print(f"  D={D:<3d} {label:16s} S={ss:<22s} {cfg:44s} {row['kernel']:14s} "
+                          f"{row['compile_ms']:5d} ms  block {row['blockSize']}, smem {row['smem']}, "
+                          f"{row['tensor_maps']} tensor maps")
+                    if fallback:
+                        print(f"      fallback to the default: the matched {fallback}")
+                    for w in row.get("warnings", []):
+                        print(f"      {w}")
+    return rows
+
+
 def main(argv=None):
     a = parse_args(argv)
     sys.stdout.reconfigure(line_buffering=True)
@@ -242,12 +300,14 @@ def main(argv=None):
             sys.exit("error: no CUDA device (use --dry-run on a machine without a GPU)")
         cap = torch.cuda.get_device_capability()
         arch = a.arch or ("sm_90a" if cap == (9, 0) else "sm_80")
-    cfg = fwd.load_table(fwd.CONFIGS / f"flash_fwd.{arch}.json")["_default"]
-    tc = vr.Tilec(a.tilec, arch, cfg, workdir)
+    table_path = fwd.CONFIGS / f"flash_fwd.{arch}.json"
+    table = fwd.load_table(table_path)
+    tc = vr.Tilec(a.tilec, arch, table, workdir)
     need_tilec = any(p.startswith("tilec") for p in a.providers)
 
-    print(f"plan: {len(shapes)} shapes, arch {arch}, tilec config {fwd.cfg_str(cfg)} "
-          f"(flex_fwd_sparse without the producer), sources in {workdir}")
+    print(f"plan: {len(shapes)} shapes, arch {arch}, tilec configs from {table_path.relative_to(fwd.ROOT)} "
+          f"per (T, D, CAUSAL, seqlen) (default {fwd.cfg_str(table['_default'])} where tilec refuses "
+          f"the entry; flex_fwd_sparse without the producer and cta_programs), sources in {workdir}")
     for s, vs in shapes:
         data = vd.shape_data(s["S"], s["B"])
         cells = [f"{v.name} {100 * vd.visible_pairs(v, s['S'], s['B'], data) / (s['B'] * s['S'] ** 2):.0f}%"
@@ -256,26 +316,7 @@ def main(argv=None):
 
     compile_rows = []
     if need_tilec:
-        print("tilec kernels (compile wall time):")
-        for D in sorted({s["D"] for s, _ in shapes}):
-            names = list(dict.fromkeys(v.name for _, vs in shapes for v in vs))
-            for n in names:
-                v = vd.BY_NAME[n]
-                for bm in ([False, True] if v.bm_tile and "tilec-bm" in a.providers else [False]):
-                    row = dict(variant=n, bm=bm, D=D)
-                    try:
-                        _, man, ms, warns = tc.compile(v, D, "bf16", bm)
-                        row.update(kernel=man["kernelName"], blockSize=man["blockSize"],
-                                   smem=man["sharedMemoryBytes"], tensor_maps=len(man.get("tensorMaps", [])),
-                                   compile_ms=round(ms), warnings=warns)
-                        msg = (f"{man['kernelName']:16s} {ms:5.0f} ms  block {man['blockSize']}, smem "
-                               f"{man['sharedMemoryBytes']}, {row['tensor_maps']} tensor maps")
-                    except RuntimeError as e:
-                        row["error"] = msg = str(e)
-                    compile_rows.append(row)
-                    print(f"  D={D:<3d} {n + (' (bm)' if bm else ''):16s} {msg}")
-                    for w in row.get("warnings", []):
-                        print(f"      {w}")
+        compile_rows = compile_all(shapes, a, tc)
     if a.dry_run:
         return 1 if any("error" in r for r in compile_rows) else 0
 
@@ -283,7 +324,8 @@ def main(argv=None):
     props = torch.cuda.get_device_properties(0)
     l2 = getattr(props, "L2_cache_size", 50 << 20)
     meta = {"device": torch.cuda.get_device_name(), "arch": arch, "torch": torch.__version__,
-            "cuda": torch.version.cuda, "tilec": tc.exe, "tilec_config": fwd.cfg_str(cfg),
+            "cuda": torch.version.cuda, "tilec": tc.exe,
+            "tilec_config_table": str(table_path.relative_to(fwd.ROOT)),
             "date": time.strftime("%Y-%m-%dT%H:%M:%S"), "argv": sys.argv[1:],
             "min_runs": a.min_runs, "min_ms": a.min_ms, "warmup_ms": a.warmup_ms}
     print(f"device: {meta['device']}  torch {meta['torch']} (CUDA {meta['cuda']})")

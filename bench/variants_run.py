@@ -31,60 +31,110 @@ def schedule_flags(cfg):
     return out
 
 
+def sparse_config(cfg):
+    """flex_fwd_sparse's version of a config: without the producer warpgroup
+    (its K/V addresses come from loaded block indices: no TMA copies for a
+    producer to issue, tilec warns) and so without cta_programs > 1 (which
+    needs the producer)."""
+    return {"defines": dict(cfg["defines"]),
+            "schedule": {k: x for k, x in cfg.get("schedule", {}).items()
+                         if k not in ("producer", "cta_programs")}}
+
+
 class Tilec:
     """Writes each variant's user-style source to `workdir` and compiles it
-    with `tilec -I examples/attention`, the config table's default entry
-    (BM, BN and schedule) for `arch`; cached per (variant, bm, D, T)."""
+    with `tilec -I examples/attention` and, per shape, the config (BM, BN and
+    schedule) that the config table `table` (attention_fwd.load_table) gives
+    it as ConfigTable::lookup does: keys T, D and CAUSAL (the variant's), the
+    entry of the largest seqlen at or below S (else the smallest). Where tilec
+    refuses that config, the table's default (recorded as a fallback)."""
 
-    def __init__(self, exe, arch, cfg, workdir):
+    def __init__(self, exe, arch, table, workdir):
         found = shutil.which(exe) or (exe if os.path.exists(exe) else None)
         if not found:
             sys.exit(f"error: tilec not found: {exe} (pass --tilec PATH)")
-        self.exe, self.arch, self.cfg, self.dir = os.path.abspath(found), arch, cfg, Path(workdir)
+        self.exe, self.arch, self.table, self.dir = os.path.abspath(found), arch, table, Path(workdir)
         self.env = dict(os.environ)
         lib = Path(self.exe).parent.parent / "lib"  # bundle layout: bin/ + lib/
         if lib.is_dir():
             self.env["LD_LIBRARY_PATH"] = f"{lib}:{self.env.get('LD_LIBRARY_PATH', '')}"
-        self.cache = {}
-        self.BM, self.BN = int(cfg["defines"]["BM"]), int(cfg["defines"]["BN"])
+        self.builds = {}   # (variant, bm, D, T, config) -> (ptx, manifest, ms, warnings) or RuntimeError
+        self.kernels = {}  # (variant, bm, D, T, S) -> kernel()'s answer
 
-    def config(self, sparse):
-        """The config table's default; flex_fwd_sparse without the producer
-        warpgroup (its K/V addresses come from loaded block indices: no TMA
-        copies for a producer to issue, tilec warns)."""
-        if not sparse:
-            return self.cfg
-        return {"defines": self.cfg["defines"],
-                "schedule": {k: x for k, x in self.cfg["schedule"].items() if k != "producer"}}
+    def matched(self, v, D, T, S, sparse):
+        """(config, origin) of the table for variant v at D, T, seqlen S:
+        origin "T=bf16 D=64 CAUSAL=false seqlen=4096" (the entry) or "default"."""
+        keys = {"T": T, "D": str(D), "CAUSAL": fwd.key_text(v.causal)}
+        e = fwd.lookup_entry(self.table, keys, S)
+        cfg = e["_cfg"] if e else self.table["_default"]
+        origin = (" ".join(f"{k}={e['_match'][k]}" for k in self.table["keys"])
+                  + f" {self.table['size']}={e[self.table['size']]}") if e else "default"
+        return (sparse_config(cfg) if sparse else cfg), origin
 
-    def args(self, src, D, T, sparse):
-        out = [self.exe, str(src), "-I", str(INCLUDE), f"-arch={self.arch}",
-               "-D", f"BM={self.BM}", "-D", f"BN={self.BN}", "-D", f"D={D}", "-D", f"T={T}"]
-        return out + schedule_flags(self.config(sparse))
+    def args(self, src, D, T, cfg):
+        out = [self.exe, str(src), "-I", str(INCLUDE), f"-arch={self.arch}"]
+        for k, x in cfg["defines"].items():
+            out += ["-D", f"{k}={x}"]
+        return out + ["-D", f"D={D}", "-D", f"T={T}"] + schedule_flags(cfg)
 
-    def compile(self, v, D, T, bm=False):
+    def build(self, v, D, T, bm, cfg):
         """(ptx path, manifest, compile ms, tilec's warnings) or raises RuntimeError."""
-        key = (v.name, bm, D, T)
-        if key not in self.cache:
-            tag = f"{v.name}{'_bm' if bm else ''}_d{D}_{T}"
+        key = (v.name, bm, D, T, fwd.cfg_str(cfg))
+        if key not in self.builds:
+            tag = f"{v.name}{'_bm' if bm else ''}_d{D}_{T}_{len(self.builds)}"
             src = self.dir / f"{tag}.tile"
             src.write_text(vd.tile_source(v, bm))
-            sparse = bm or v.name == "blocksparse"
             t0 = time.perf_counter()
-            r = subprocess.run(self.args(src, D, T, sparse) + ["-o", str(self.dir / tag)],
+            r = subprocess.run(self.args(src, D, T, cfg) + ["-o", str(self.dir / tag)],
                                capture_output=True, text=True, env=self.env)
             ms = (time.perf_counter() - t0) * 1e3
             if r.returncode != 0:
                 lines = r.stderr.strip().splitlines() or ["?"]
                 msg = next((ln for ln in lines if "error" in ln), lines[0])
-                self.cache[key] = RuntimeError(f"tilec failed on {src}: {msg}")
+                self.builds[key] = RuntimeError(f"tilec failed on {src}: {msg}")
             else:
                 man = json.loads((self.dir / f"{tag}.manifest.json").read_text())
                 warns = [ln for ln in r.stderr.splitlines() if "warning" in ln]
-                self.cache[key] = (str(self.dir / f"{tag}.ptx"), man, ms, warns)
-        if isinstance(self.cache[key], Exception):
-            raise self.cache[key]
-        return self.cache[key]
+                self.builds[key] = (str(self.dir / f"{tag}.ptx"), man, ms, warns)
+        if isinstance(self.builds[key], Exception):
+            raise self.builds[key]
+        return self.builds[key]
+
+    def kernel(self, v, D, T, S, bm=False):
+        """The kernel of variant v (bm: its flex_fwd_sparse instance) for seqlen
+        S: dict(ptx, man, ms, warns, cfg, BM, BN, config (cfg_str), origin,
+        fallback (None, or why the matched config was refused: the default
+        was compiled instead)); raises RuntimeError where tilec refuses both."""
+        key = (v.name, bm, D, T, S)
+        if key not in self.kernels:
+            sparse = bm or v.name == "blocksparse"
+            cfg, origin = self.matched(v, D, T, S, sparse)
+            fallback = None
+            try:
+                built = self.build(v, D, T, bm, cfg)
+            except RuntimeError as e:
+                default = self.table["_default"]
+                default = sparse_config(default) if sparse else default
+                if fwd.cfg_str(default) == fwd.cfg_str(cfg):
+                    self.kernels[key] = e
+                else:
+                    fallback = f"{fwd.cfg_str(cfg)} ({origin}) refused: {e}"
+                    cfg, origin = default, "default"
+                    try:
+                        built = self.build(v, D, T, bm, cfg)
+                    except RuntimeError as e2:
+                        why = lambda x: str(x).split(".tile: ", 1)[-1]  # without the source's path
+                        self.kernels[key] = RuntimeError(
+                            f"{e} (the default {fwd.cfg_str(cfg)} too)" if why(e) == why(e2) else
+                            f"{e2} (the default {fwd.cfg_str(cfg)}; the matched {fallback})")
+            if key not in self.kernels:
+                ptx, man, ms, warns = built
+                self.kernels[key] = dict(ptx=ptx, man=man, ms=ms, warns=warns, cfg=cfg,
+                                         BM=int(cfg["defines"]["BM"]), BN=int(cfg["defines"]["BN"]),
+                                         config=fwd.cfg_str(cfg), origin=origin, fallback=fallback)
+        if isinstance(self.kernels[key], Exception):
+            raise self.kernels[key]
+        return self.kernels[key]
 
 
 def units_of_d(t, D, layout_bshd):
@@ -115,11 +165,12 @@ def block_mask_args(bmask):
 
 def tilec_runner(tc, v, s, g, bm=False, bmask=None):
     """fn(q, k, v) -> (o in q's layout, lse [B, H, S]) of the variant's tilec
-    kernel; bm / blocksparse: flex_fwd_sparse over `bmask` (a BlockMask
-    of tc's BM x BN blocks)."""
+    kernel for shape s (tc.kernel()); bm / blocksparse: flex_fwd_sparse over
+    `bmask` (a BlockMask of that kernel's BM x BN blocks)."""
     import cupy
     import torch
-    ptx, man, _, _ = tc.compile(v, s["D"], fwd.DTYPES[s["dtype"]], bm)
+    kern = tc.kernel(v, s["D"], fwd.DTYPES[s["dtype"]], s["S"], bm)
+    ptx, man = kern["ptx"], kern["man"]
     module = cupy.RawModule(path=ptx)
     func = module.get_function(man["kernelName"])
     smem = int(man.get("sharedMemoryBytes", 0))
@@ -127,7 +178,7 @@ def tilec_runner(tc, v, s, g, bm=False, bmask=None):
         func.max_dynamic_shared_size_bytes = smem
     cufunc = func.kernel if hasattr(func, "kernel") else func
     S, B, H, D = s["S"], s["B"], s["H"], s["D"]
-    grid = (math.ceil(S / tc.BM), H, B)
+    grid = (math.ceil(S / kern["BM"]), H, B)
     block = (int(man["blockSize"]), 1, 1)
     resident = fwd.resident_programs(cufunc.ptr, block[0], smem) if man.get("persistent") else None
     launch = fwd.KernelLauncher(man, cufunc.ptr, grid, block, smem,
@@ -139,6 +190,10 @@ def tilec_runner(tc, v, s, g, bm=False, bmask=None):
     for name in ("sinks", "aux_f", "aux_i"):
         fixed[name] = g[name].data_ptr() if name in g else 0
     if bmask is not None:
+        blk = tuple(int(x) for x in getattr(bmask, "BLOCK_SIZE", (kern["BM"], kern["BN"])))
+        if blk != (kern["BM"], kern["BN"]):
+            raise RuntimeError(f"BlockMask of {blk} blocks for a kernel of BM x BN = "
+                               f"{kern['BM']} x {kern['BN']}")
         arrays = block_mask_args(bmask)
         if v.name == "blocksparse" and int(arrays["kv_num"].sum()):  # its kernel has no mask_mod
             raise RuntimeError("the block-sparse pattern's BlockMask has partial blocks")
