@@ -32,13 +32,13 @@ def schedule_flags(cfg):
 
 
 def sparse_config(cfg):
-    """flex_fwd_sparse's version of a config: without the producer warpgroup
-    (its K/V addresses come from loaded block indices: no TMA copies for a
-    producer to issue, tilec warns) and so without cta_programs > 1 (which
-    needs the producer)."""
+    """flex_fwd_sparse's version of a config: without cta_programs > 1 (the
+    programs of a CTA would share copies, but each query block reads its own
+    block-mask row, so its K/V copies depend on program_id(0)). Its K/V are
+    TMA copies of rows at loaded block indices, fed by the producer."""
     return {"defines": dict(cfg["defines"]),
             "schedule": {k: x for k, x in cfg.get("schedule", {}).items()
-                         if k not in ("producer", "cta_programs")}}
+                         if k != "cta_programs"}}
 
 
 class Tilec:

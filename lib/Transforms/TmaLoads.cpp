@@ -185,13 +185,18 @@ struct TmaLoadsPass : public mlir::tile::impl::TileTmaLoadsBase<TmaLoadsPass> {
       // Last first, so that the copies at the top of a loop body come out
       // in program order (each rewrite inserts at the top).
       // A loop in a loop (the persistent loop over programs) gets its
-      // copy count from the outer loop, once for all its slots.
+      // copy count from the outer loop, once for all its slots, made just
+      // before its own rewrites: adding a count rebuilds the outer loop,
+      // which would leave an earlier count's handle stale (its uses are
+      // updated, a held Value is not).
       DenseMap<Operation *, Value> bases;
-      for (Operation *loop : nestedLoops)
-        bases[loop] = ringBase(cast<scf::ForOp>(loop));
-      for (int64_t i = int64_t(matches.size()) - 1; i >= 0; --i)
+      for (int64_t i = int64_t(matches.size()) - 1; i >= 0; --i) {
+        Operation *loop = matches[i].first;
+        if (llvm::is_contained(nestedLoops, loop) && !bases.count(loop))
+          bases[loop] = ringBase(cast<scf::ForOp>(loop));
         (void)rewriteRing(matches[i].first, matches[i].second, i, stages,
-                          bases.lookup(matches[i].first));
+                          bases.lookup(loop));
+      }
       int64_t slot = matches.size();
       for (Match m : aMatches) {
         Operation *load = m.load;

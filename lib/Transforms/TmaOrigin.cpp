@@ -108,6 +108,53 @@ FailureOr<ArgumentRows> argumentRows(OpBuilder &b, Location loc, Value p,
                    stride, stride64, width, why);
 }
 
+/// True when nothing in `loop` writes global memory (shared-memory copies
+/// of other rings may already be there).
+static bool writesGlobal(scf::ForOp loop) {
+  return loop.getBody()
+      ->walk([](Operation *op) {
+        return isa<StoreOp, AtomicAddOp, ScalarStoreOp, TmaStoreOp>(op)
+                   ? WalkResult::interrupt()
+                   : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
+/// A scalar load in the loop body (a block index read from a table, as a
+/// block-sparse kernel's K/V rows are): read again for the iteration `map`
+/// gives, which is allowed where the loop writes no global memory (the
+/// table cannot change). The copy of an iteration past the loop's end is
+/// never issued, but its address is computed, so the read is masked by
+/// `iv < ub` (it would otherwise read past a table's last row).
+FailureOr<Value> loadedOrigin(OpBuilder &b, scf::ForOp loop, ScalarLoadOp l,
+                              IRMapping &map) {
+  if (l->getParentRegion() != &loop.getRegion() || writesGlobal(loop))
+    return failure();
+  Location loc = l.getLoc();
+  SmallVector<Value> ops;
+  for (Value o : l->getOperands()) {
+    FailureOr<Value> x = originOf(b, loop, o, map);
+    if (failed(x))
+      return failure();
+    ops.push_back(*x);
+  }
+  Value iv = map.lookupOrDefault(loop.getInductionVar());
+  Value inRange = arith::CmpIOp::create(
+      b, loc,
+      loop.getUnsignedCmp() ? arith::CmpIPredicate::ult
+                            : arith::CmpIPredicate::slt,
+      iv, loop.getUpperBound());
+  Value mask = l.getMask() ? Value(arith::AndIOp::create(
+                                 b, loc, map.lookupOrDefault(l.getMask()),
+                                 inRange))
+                           : inRange;
+  Value out = ScalarLoadOp::create(
+      b, loc, l.getType(), map.lookupOrDefault(l.getPtr()), mask,
+      l.getOther() ? map.lookupOrDefault(l.getOther()) : Value());
+  map.map(l.getResult(), out);
+  return out;
+}
+
 /// Builds the scalar value of tile `v` at coordinate 0 (iota -> 0), with
 /// the values of `map` substituted (the induction variable).
 FailureOr<Value> originOf(OpBuilder &b, scf::ForOp loop, Value v,
@@ -120,6 +167,8 @@ FailureOr<Value> originOf(OpBuilder &b, scf::ForOp loop, Value v,
     if (definedOutside(loop, v))
       return v;
     Operation *def = v.getDefiningOp();
+    if (auto l = dyn_cast_or_null<ScalarLoadOp>(def); l && loop)
+      return loadedOrigin(b, loop, l, map);
     if (!def || !isPure(def) || def->getNumRegions() || def->getNumResults() != 1)
       return failure();
     for (Value o : def->getOperands())
