@@ -169,6 +169,18 @@ struct TmaLoadsPass : public mlir::tile::impl::TileTmaLoadsBase<TmaLoadsPass> {
       int64_t stages = getSchedule(fn).getNumStages();
       while (stages > 2 && stages * stageBytes > kRingBudget)
         --stages;
+      // Still too big at two stages (several loops, each with its rings: a
+      // block-sparse kernel's partial and full blocks at D = 128): the
+      // last loads in program order stay loads until the rest fit.
+      while (!matches.empty() && stages * stageBytes > kRingBudget) {
+        Match dropped = matches.back().second;
+        stageBytes -= bytesOf(dropped);
+        matches.pop_back();
+        if (remarks)
+          dropped.load.emitRemark("dot operand load stays off TMA: ")
+              << "the rings of the loads before it take the "
+              << kRingBudget / 1024 << " KiB of shared memory for rings";
+      }
       // A slot in the loop over programs: one per program of the CTA.
       for (Match m : aMatches)
         aBytes += bytesOf(m) * (programLoopOf(m.load)
