@@ -169,10 +169,12 @@ struct TmaLoadsPass : public mlir::tile::impl::TileTmaLoadsBase<TmaLoadsPass> {
       int64_t stages = getSchedule(fn).getNumStages();
       while (stages > 2 && stages * stageBytes > kRingBudget)
         --stages;
-      // Still too big at two stages (several loops, each with its rings: a
-      // block-sparse kernel's partial and full blocks at D = 128): the
-      // last loads in program order stay loads until the rest fit.
-      while (!matches.empty() && stages * stageBytes > kRingBudget) {
+      // Still too big at two stages with several rings (several loops,
+      // each with its rings: a block-sparse kernel's partial and full
+      // blocks at D = 128): the last loads in program order stay loads
+      // until the rest fit. One ring alone stays (a box too big for shared
+      // memory is the kernel's error, reported as such).
+      while (matches.size() > 1 && stages * stageBytes > kRingBudget) {
         Match dropped = matches.back().second;
         stageBytes -= bytesOf(dropped);
         matches.pop_back();
