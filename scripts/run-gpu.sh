@@ -180,6 +180,13 @@ if [[ ${SANITIZE:-0} = 1 && -x $DEST/bin/flash_fwd_jit ]] && command -v compute-
     run_step "sanitize-$tool-flash_fwd_bshd" "${san[@]}" "${jit[@]}" "${small[@]}" --layout bshd --head-dim 128 \
       "$DEST/examples/attention/flash_fwd_bshd.tile"
     run_step "sanitize-$tool-flash_fwd-f32" "${san[@]}" "${jit[@]}" "${small[@]}" --dtype f32 --head-dim 64
+    # The forward variants (flex_fwd, flex_fwd_sparse): a window smaller
+    # than a block and the block-sparse kernel (TMA at loaded block
+    # indices), default and fast schedules, from tile-gpu-variants.
+    for only in window_l5 sparse_bhsd; do
+      [[ -x $DEST/bin/tile-gpu-variants ]] && run_step "sanitize-$tool-variants-$only" \
+        "${san[@]}" "$DEST/bin/tile-gpu-variants" --quick --only "$only"
+    done
     for t in ${SANITIZE_TESTS:-}; do # GPU test binaries that take small shapes
       [[ -x $DEST/bin/$t ]] && run_step "sanitize-$tool-$t" "${san[@]}" "$DEST/bin/$t" --quick
     done
