@@ -15,6 +15,7 @@
 // run-time scalars, i32 -> i64 widening.
 // MLIRGenTypes.cpp: signedness of frontend types (see Val).
 // MLIRGenBits.cpp: '~', bitcast, umulhi. MLIRGenRandom.cpp: Philox.
+// MLIRGenOps.cpp: binary operators. MLIRGenSelect.cpp: where, fma, casts.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -75,6 +76,8 @@ enum class BinOp { Add, Sub, Mul, Div, Rem, Lt, Le, Gt, Ge, Eq, Ne, And, Or,
 /// Frontend types (see Val): `ui32` -> `i32`, `!tile.ptr<ui32>` ->
 /// `!tile.ptr<i32>`, tiles elementwise; other types unchanged.
 mlir::Type signlessOf(mlir::Type t);
+/// True for a bool constant or a run-time i1 scalar or tile.
+bool isBoolTyped(const Val &v);
 /// True for an unsigned integer type, or a pointer to one.
 bool isUnsignedType(mlir::Type t);
 /// `t` with its integer elements (or pointee) unsigned when `uns`.

@@ -111,11 +111,6 @@ FailureOr<Val> MLIRGen::genUnary(const UnaryExpr &e) {
   return genBinary(BinOp::Sub, Val::ofInt(0), *x, e.getLoc());
 }
 
-static bool isBoolTyped(const Val &v) {
-  return v.kind == Val::Bool ||
-         (v.isRuntime() && getElementTypeOrSelf(v.value.getType()).isInteger(1));
-}
-
 FailureOr<Val> MLIRGen::genBinaryExpr(const BinaryExpr &e) {
   static const std::pair<Tok, BinOp> table[] = {
       {Tok::Plus, BinOp::Add}, {Tok::Minus, BinOp::Sub},
