@@ -51,6 +51,24 @@ struct TensorMapParam {
   bool operator==(const TensorMapParam &o) const;
 };
 
+/// A precondition the kernel states with `require(c)`: `expr` is `c` over
+/// the scalar arguments, in the prefix form of lib/Runtime/Requires.cpp;
+/// the launcher refuses a launch whose arguments make it false. `text` is
+/// `c` as source ("heads % heads_kv == 0"), `loc` its file:line:col.
+struct Requirement {
+  std::string expr, text, loc;
+  bool operator==(const Requirement &o) const {
+    return expr == o.expr && text == o.text && loc == o.loc;
+  }
+};
+
+/// Checks that `expr` is a well-formed requirement over `params` (argument
+/// indices in range, integer arguments); else returns false and sets
+/// `error`.
+bool validRequirement(const std::string &expr,
+                      const std::vector<KernelParam> &params,
+                      std::string &error);
+
 struct Manifest {
   std::string kernelName;
   std::vector<KernelParam> params;
@@ -78,6 +96,9 @@ struct Manifest {
   /// 65535 there are refused.
   std::vector<std::string> gridArgs;
   bool gridArgsKnown = false;
+  /// The kernel's require(...) conditions on its scalar arguments (key
+  /// "requires", written when there are some).
+  std::vector<Requirement> requirements;
   /// The schedule the kernel was compiled with (tile::Schedule::str()).
   std::string schedule;
   std::string tilecVersion;

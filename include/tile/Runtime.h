@@ -253,7 +253,10 @@ struct KernelArg {
 
 /// Checks `args` against `manifest.params`: count, then each type. Errors:
 /// "kernel 'k' takes 7 arguments, got 6",
-/// "argument 5 'seqlen': expected i32, got f32" (0-based position).
+/// "argument 5 'seqlen': expected i32, got f32" (0-based position); then
+/// pointer alignment and the manifest's requirements (require(...) in the
+/// kernel: "kernel 'k' requires heads % heads_kv == 0 (k.tile:60:3), which
+/// heads = 6, heads_kv = 4 do not meet").
 Status checkArguments(const Manifest &manifest,
                       const std::vector<KernelArg> &args);
 

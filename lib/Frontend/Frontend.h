@@ -37,9 +37,14 @@ struct FrontendOptions {
 bool dumpAST(mlir::MLIRContext &context, llvm::SourceMgr &sourceMgr,
              llvm::raw_ostream &os);
 
+/// Array of dictionaries {expr, text, loc} on a kernel: its `require(...)`
+/// conditions over scalar arguments, which the launcher checks
+/// (MLIRGenRequire.cpp writes them, the manifest carries them).
+inline constexpr llvm::StringLiteral kRequiresAttr = "tile.requires";
+
 /// Parses the main buffer and generates a module holding one `func.func`
 /// kernel (attributes: `tile.kernel`, `tile.params` = the compile-time values
-/// used, `tile.schedule`). Returns null after emitting diagnostics. The
+/// used, `tile.schedule`, `tile.requires`). Returns null after emitting diagnostics. The
 /// module is verified.
 mlir::OwningOpRef<mlir::ModuleOp> buildModule(mlir::MLIRContext &context,
                                               llvm::SourceMgr &sourceMgr,

@@ -15,6 +15,7 @@
 // run-time scalars, i32 -> i64 widening.
 // MLIRGenTypes.cpp: signedness of frontend types (see Val).
 // MLIRGenBits.cpp: '~', bitcast, umulhi. MLIRGenRandom.cpp: Philox.
+// MLIRGenRequire.cpp: require(cond), checked at compile time or launch.
 // MLIRGenOps.cpp: binary operators. MLIRGenSelect.cpp: where, fma, casts.
 //
 //===----------------------------------------------------------------------===//
@@ -257,6 +258,8 @@ private:
   // rand.
   mlir::FailureOr<Val> genBitsBuiltin(const CallExpr &e, Slots s);
   mlir::FailureOr<Val> genRandom(const CallExpr &e, Slots s);
+  // MLIRGenRequire.cpp: require(cond), a launch-time precondition.
+  mlir::FailureOr<Val> genRequire(const CallExpr &e, Slots s);
 };
 
 } // namespace tile::frontend

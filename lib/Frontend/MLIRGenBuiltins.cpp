@@ -43,6 +43,7 @@ static const BuiltinSig kBuiltins[] = {
     {"philox", 2, {"seed", "c0", "c1", "c2", "c3", "word", "rounds"}},
     {"randint", 2, {"seed", "offset", "rounds"}},
     {"rand", 2, {"seed", "offset", "rounds"}},
+    {"require", 1, {"cond"}},
 };
 
 static const BuiltinSig *findBuiltin(StringRef name) {
@@ -266,6 +267,8 @@ FailureOr<Val> MLIRGen::genBuiltin(const CallExpr &e) {
     return genRandom(e, slots);
   if (n == "load" || n == "store" || n == "atomic_add")
     return genMemory(e, slots);
+  if (n == "require")
+    return genRequire(e, slots);
   if (n == "dot")
     return genDot(e, slots);
   if (n.starts_with("reduce_"))

@@ -100,6 +100,14 @@ void describeKernel(mlir::ModuleOp module, Manifest &m) {
           os << a.getValue();
         m.constants[a.getName().str()] = v;
       }
+    if (auto reqs = fn->getAttrOfType<mlir::ArrayAttr>(::tile::frontend::kRequiresAttr))
+      for (mlir::Attribute a : reqs) {
+        auto d = llvm::cast<mlir::DictionaryAttr>(a);
+        auto str = [&](llvm::StringRef key) {
+          return d.getAs<mlir::StringAttr>(key).str();
+        };
+        m.requirements.push_back({str("expr"), str("text"), str("loc")});
+      }
     m.blockSize = 32 * int(mlir::tile::getNumWarps(fn));
   });
 }

@@ -2,6 +2,7 @@
 
 #include "lib/Pipeline/Resources.h"
 
+#include "dialects/tile/Params.h"
 #include "dialects/tile/TargetInfo.h"
 #include "dialects/tile/TileDialect.h"
 #include "lib/Conversion/Passes.h"
@@ -15,22 +16,8 @@ using namespace mlir;
 namespace {
 /// "BM = 256, BN = 256, D = 256, ..." from the kernel's tile.params.
 std::string paramsOf(Operation *fn) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  if (auto params = fn->getAttrOfType<DictionaryAttr>(mlir::tile::kParamsAttr))
-    for (NamedAttribute a : params) {
-      os << (s.empty() ? "" : ", ") << a.getName().getValue() << " = ";
-      if (auto i = dyn_cast<IntegerAttr>(a.getValue()))
-        os << (i.getType().isInteger(1) ? (i.getInt() ? "true" : "false")
-                                        : std::to_string(i.getInt()));
-      else if (auto t = dyn_cast<TypeAttr>(a.getValue()))
-        os << t.getValue();
-      else if (auto str = dyn_cast<StringAttr>(a.getValue()))
-        os << str.getValue();
-      else
-        os << a.getValue();
-    }
-  return s;
+  return mlir::tile::describeParams(
+      fn->getAttrOfType<DictionaryAttr>(mlir::tile::kParamsAttr));
 }
 
 /// The registers check of checkResources (see Resources.h). tilec -remarks

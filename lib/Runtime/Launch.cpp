@@ -1,6 +1,7 @@
 //===- Launch.cpp - typed launch arguments, launch, tensor maps -----------===//
 
 #include "CudaApi.h"
+#include "Requires.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -108,7 +109,7 @@ Status checkArguments(const Manifest &manifest,
           "or copy the slice");
     }
   }
-  return Status();
+  return checkRequirements(manifest, args);
 }
 
 //===----------------------------------------------------------------------===//

@@ -4,8 +4,9 @@
 // (line:column errors) and then checks the schema, naming the missing or
 // mistyped key, and the tensor maps against the rules the launcher's encoding
 // needs. Every key is required except "tensorMaps" (added later; absent
-// means none), "persistent" (written only when true) and "gridArgs" (absent
-// in older manifests: no grids over 65535 along y or z). The
+// means none), "persistent" (written only when true), "gridArgs" (absent
+// in older manifests: no grids over 65535 along y or z) and "requires"
+// (written when the kernel has require(...) conditions; Requires.cpp). The
 // "scratchBytesPerProgram" of older manifests is accepted only as 0. No
 // LLVM: the runtime links without it.
 //
@@ -14,6 +15,7 @@
 #include "tile/Manifest.h"
 
 #include "Json.h"
+#include "Requires.h"
 
 #include <cmath>
 #include <cstdio>
@@ -78,6 +80,8 @@ std::string Manifest::toJSON() const {
       j += (i ? ", " : "") + quote(gridArgs[i]);
     j += "],\n";
   }
+  if (!requirements.empty())
+    j += "  \"requires\": " + detail::requirementsJSON(requirements) + ",\n";
   if (!schedule.empty())
     j += "  \"schedule\": " + quote(schedule) + ",\n";
   j += "  \"tilecVersion\": " + quote(tilecVersion) + ",\n";
@@ -331,6 +335,9 @@ bool Manifest::fromJSON(const std::string &text, Manifest &out,
       m.gridArgs.push_back(v.text);
     }
   }
+  if (const Value *r = root.get("requires"); // absent: none
+      r && !detail::parseRequirements(*r, m.params, m.requirements, why))
+    return bad(why);
   if (root.get("schedule") && !getString(root, "schedule", m.schedule, why))
     return bad(why); // absent in manifests older than the key
 
@@ -350,6 +357,7 @@ bool Manifest::operator==(const Manifest &o) const {
          sharedMemoryBytes == o.sharedMemoryBytes && arch == o.arch &&
          tensorMaps == o.tensorMaps && persistent == o.persistent &&
          gridArgs == o.gridArgs && gridArgsKnown == o.gridArgsKnown &&
+         requirements == o.requirements &&
          schedule == o.schedule && tilecVersion == o.tilecVersion &&
          llvmVersion == o.llvmVersion && cudaVersion == o.cudaVersion &&
          sourceHash == o.sourceHash;

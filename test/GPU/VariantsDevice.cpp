@@ -160,6 +160,18 @@ std::vector<KernelArg> DeviceVariant::arguments() const {
   return a;
 }
 
+std::array<unsigned, 3> DeviceVariant::grid(int bm) const {
+  const VariantCase &c = *case_;
+  return {unsigned((c.sq + bm - 1) / bm), unsigned(c.heads), unsigned(c.batch)};
+}
+
+Status DeviceVariant::launchWithHeadsKv(const Kernel &kernel, int bm,
+                                        int headsKv) {
+  std::vector<KernelArg> args = arguments();
+  args[8] = KernelArg::int32(headsKv); // heads_kv (see arguments())
+  return kernel.launch(grid(bm), args);
+}
+
 Status DeviceVariant::run(const Device &dev, const Kernel &kernel, int bm,
                           std::vector<std::uint8_t> &o,
                           std::vector<std::uint8_t> &lse) {
@@ -167,10 +179,7 @@ Status DeviceVariant::run(const Device &dev, const Kernel &kernel, int bm,
     return s;
   if (Status s = lse_.fill(0xFF); !s.ok())
     return s;
-  const VariantCase &c = *case_;
-  std::array<unsigned, 3> grid = {unsigned((c.sq + bm - 1) / bm),
-                                  unsigned(c.heads), unsigned(c.batch)};
-  if (Status s = kernel.launch(grid, arguments()); !s.ok())
+  if (Status s = kernel.launch(grid(bm), arguments()); !s.ok())
     return s;
   if (Status s = dev.synchronize(); !s.ok())
     return s.withContext("after the launch");

@@ -48,10 +48,16 @@ public:
                    int bm, std::vector<std::uint8_t> &o,
                    std::vector<std::uint8_t> &lse);
 
+  /// Launches with heads_kv = `headsKv` instead of the case's (no wait):
+  /// arguments the kernel's require(...) must refuse before the GPU runs.
+  tile::Status launchWithHeadsKv(const tile::Kernel &kernel, int bm,
+                                 int headsKv);
+
   Layout qLayout, kLayout;
 
 private:
   std::vector<tile::KernelArg> arguments() const;
+  std::array<unsigned, 3> grid(int bm) const;
 
   const VariantCase *case_ = nullptr;
   bool sparse_ = false;

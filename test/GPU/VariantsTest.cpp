@@ -10,7 +10,8 @@
 // ($TILEC_FLEX_FWD_TILE, $TILEC_SOURCE_DIR/examples/attention/..., --tile),
 // and the result is checked against the fp64 reference of the documented
 // semantics (VariantsReference.h) by the rules of VariantsCheck.h, launched
-// twice (bitwise-equal results). Inputs are fresh per seed; q, k and v hold
+// twice (bitwise-equal results), and once with heads_kv = heads + 1, which
+// the kernel's require(...) must refuse at launch. Inputs are fresh per seed; q, k and v hold
 // NaN in the pad rows after each sequence and after the buffer, so a key
 // past seqlen_k that leaked into a result would show.
 //
@@ -228,6 +229,15 @@ void runCase(const Device &dev, const VariantCase &c,
     CheckResult r = checkVariant(c, dv.qLayout, o0, lse0, oRef, lseRef, tol);
     if (o0 != o1 || lse0 != lse1)
       r.failures.push_back("the second run differs bitwise from the first");
+    // require(heads_kv > 0 && heads % heads_kv == 0): heads_kv = heads + 1
+    // is refused before the GPU runs; the next case's launches then show
+    // that the context is intact.
+    Status bad = dv.launchWithHeadsKv(*kernel, bm, c.heads + 1);
+    if (bad.ok() || bad.message().find("requires heads_kv > 0") == std::string::npos) {
+      r.failures.push_back("heads_kv = heads + 1 was not refused: " +
+                           (bad.ok() ? std::string("it launched") : bad.message()));
+      (void)dev.synchronize();
+    }
     std::string line = std::string(head) + " rel-L2 " + fmt(r.relL2) +
                        " max-abs/max|O| " + fmt(r.maxAbsRel) + " lse-err " +
                        fmt(r.lseErr);

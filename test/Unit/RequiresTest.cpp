@@ -1,0 +1,128 @@
+// A kernel's require(...) conditions: the manifest carries and validates
+// them, checkArguments (every launch) evaluates them on the arguments.
+#include "tile/Manifest.h"
+#include "tile/Runtime.h"
+
+#include <gtest/gtest.h>
+
+using namespace tile;
+
+namespace {
+
+/// k(x: ptr<f32>, heads: i32, heads_kv: i32, n: u32, big: i64)
+Manifest gqaManifest(std::string expr, std::string text = "c") {
+  Manifest m;
+  m.kernelName = "k";
+  m.params = {{"x", "ptr<f32>", 16},
+              {"heads", "i32"},
+              {"heads_kv", "i32"},
+              {"n", "u32"},
+              {"big", "i64"}};
+  m.blockSize = 128;
+  m.arch = "sm_90a";
+  m.requirements.push_back({std::move(expr), std::move(text), "k.tile:4:11"});
+  return m;
+}
+
+std::vector<KernelArg> gqaArgs(int heads, int heads_kv, unsigned n = 1,
+                               long long big = 0) {
+  return {KernelArg::pointer(0x1000, "f32"), KernelArg::int32(heads),
+          KernelArg::int32(heads_kv), KernelArg::uint32(n),
+          KernelArg::int64(big)};
+}
+
+const char *kWholeGroups = "and:1 sgt:32 a2 #0 eq:32 rems:32 a1 a2 #0";
+
+bool holds(const std::string &expr, const std::vector<KernelArg> &args) {
+  return checkArguments(gqaManifest(expr), args).ok();
+}
+
+} // namespace
+
+TEST(Requires, RefusesArgumentsThatBreakTheCondition) {
+  Manifest m = gqaManifest(kWholeGroups, "heads_kv > 0 && heads % heads_kv == 0");
+  EXPECT_TRUE(checkArguments(m, gqaArgs(32, 8)).ok());
+  EXPECT_TRUE(checkArguments(m, gqaArgs(32, 32)).ok());
+  Status s = checkArguments(m, gqaArgs(6, 4));
+  EXPECT_EQ(s.message(),
+            "the kernel requires heads_kv > 0 && heads % heads_kv == 0 "
+            "(k.tile:4:11), which heads = 6, heads_kv = 4 do not meet");
+}
+
+TEST(Requires, AndOfBoolsIgnoresAnUndefinedSide) {
+  // heads % 0 is undefined, but heads_kv > 0 is false: the whole is false.
+  Manifest m = gqaManifest(kWholeGroups, "g");
+  Status s = checkArguments(m, gqaArgs(6, 0));
+  EXPECT_EQ(s.message(), "the kernel requires g (k.tile:4:11), which heads "
+                         "= 6, heads_kv = 0 do not meet");
+  // Alone, the division by zero leaves the condition undefined: refused.
+  s = checkArguments(gqaManifest("eq:32 rems:32 a1 a2 #0", "g"), gqaArgs(6, 0));
+  EXPECT_EQ(s.message(), "the kernel requires g (k.tile:4:11), which heads "
+                         "= 6, heads_kv = 0 leave undefined (division by "
+                         "zero)");
+  // true || undefined is true.
+  EXPECT_TRUE(holds("or:1 eq:32 a2 #0 eq:32 rems:32 a1 a2 #0", gqaArgs(6, 0)));
+  // sel evaluates only the branch it takes.
+  EXPECT_TRUE(holds("sel eq:32 a2 #0 #-1 eq:32 divs:32 a1 a2 #3", gqaArgs(6, 0)));
+  EXPECT_TRUE(holds("sel eq:32 a2 #0 #-1 eq:32 divs:32 a1 a2 #3", gqaArgs(6, 2)));
+  EXPECT_FALSE(holds("sel eq:32 a2 #0 #-1 eq:32 divs:32 a1 a2 #3", gqaArgs(6, 3)));
+}
+
+TEST(Requires, ArithmeticWrapsAtItsWidth) {
+  // i32: 65536 * 65536 wraps to 0, as the kernel's own i32 multiply does.
+  EXPECT_TRUE(holds("eq:32 mul:32 a1 a1 #0", gqaArgs(65536, 1)));
+  // i64 (after sign extension): it does not.
+  EXPECT_FALSE(holds("eq:64 mul:64 a1 a1 #0", gqaArgs(65536, 1)));
+  // u32 arguments compare unsigned; signed comparisons see them as i32.
+  EXPECT_TRUE(holds("ugt:32 a3 #100", gqaArgs(1, 1, 0x80000000u)));
+  EXPECT_FALSE(holds("sgt:32 a3 #100", gqaArgs(1, 1, 0x80000000u)));
+  // zext of a u32 to 64 bits keeps it positive; trunc wraps.
+  EXPECT_TRUE(holds("sgt:64 zext:32 a3 #100", gqaArgs(1, 1, 0x80000000u)));
+  EXPECT_TRUE(holds("eq:32 trunc:32 a4 #0", gqaArgs(1, 1, 1, 1ll << 32)));
+  // INT_MIN / -1 wraps (no trap); shifts past the width are undefined.
+  EXPECT_TRUE(holds("eq:32 divs:32 a1 #-1 a1", gqaArgs(int(0x80000000u), 1)));
+  EXPECT_FALSE(holds("eq:32 shl:32 a1 #32 #0", gqaArgs(1, 1)));
+  EXPECT_TRUE(holds("eq:32 shl:32 a1 #31 #-2147483648", gqaArgs(1, 1)));
+  EXPECT_TRUE(holds("eq:32 maxu:32 a1 #-1 #-1", gqaArgs(5, 1)));
+  EXPECT_TRUE(holds("eq:32 mins:32 a1 #-1 #-1", gqaArgs(5, 1)));
+}
+
+TEST(Requires, ManifestRoundTripsAndValidates) {
+  Manifest m = gqaManifest(kWholeGroups, "heads % heads_kv == 0");
+  m.tilecVersion = m.llvmVersion = m.cudaVersion = "x";
+  m.sourceHash = "0";
+  std::string json = m.toJSON();
+  EXPECT_NE(json.find("\"requires\": ["), std::string::npos) << json;
+  Manifest back;
+  std::string error;
+  ASSERT_TRUE(Manifest::fromJSON(json, back, error)) << error;
+  EXPECT_EQ(back, m);
+
+  auto refused = [&](const std::string &expr) {
+    Manifest bad = gqaManifest(expr);
+    bad.tilecVersion = bad.llvmVersion = bad.cudaVersion = "x";
+    bad.sourceHash = "0";
+    Manifest out;
+    std::string why;
+    EXPECT_FALSE(Manifest::fromJSON(bad.toJSON(), out, why)) << expr;
+    return why;
+  };
+  EXPECT_EQ(refused("eq:32 a9 #0"),
+            "invalid manifest: \"requires\"[0]: 'a9' is not a parameter index");
+  EXPECT_EQ(refused("eq:32 a0 #0"), "invalid manifest: \"requires\"[0]: reads "
+                                    "'x' of type ptr<f32>, not an integer");
+  EXPECT_EQ(refused("frob:32 a1 #0"),
+            "invalid manifest: \"requires\"[0]: unknown operation 'frob:32'");
+  EXPECT_EQ(refused("eq:32 a1"),
+            "invalid manifest: \"requires\"[0]: the expression ends early");
+  EXPECT_EQ(refused("eq:32 a1 #0 #1"), "invalid manifest: \"requires\"[0]: "
+                                       "trailing tokens after the expression");
+  EXPECT_EQ(refused("eq:99 a1 #0"),
+            "invalid manifest: \"requires\"[0]: unknown operation 'eq:99'");
+  std::string deep;
+  for (int i = 0; i < 300; ++i)
+    deep += "add:32 #1 ";
+  EXPECT_EQ(refused(deep + "#0"),
+            "invalid manifest: \"requires\"[0]: the expression is nested too "
+            "deeply");
+}
