@@ -63,9 +63,26 @@ struct AttentionParams {
   AttentionLayout layout = AttentionLayout::BHSD;
   bool causal = false;
   float scale = 0; ///< softmax scale; 0: 1/sqrt(headDim)
-  /// Device pointers (16-byte aligned for the fast kernel's TMA maps). lse
-  /// [B*H, S] f32 natural-log; 0: the plan allocates one the caller never
-  /// sees.
+  /// Variants (docs/variants.md). Any of them away from its default runs the
+  /// shared forward flex_fwd.tile instead of flash_fwd (its reference: the
+  /// same source under the conservative schedule). Query i sits at key
+  /// position i + diag (diag = seqlenK - seqlen with bottomRight, else 0);
+  /// key j is visible when i + diag - windowLeft <= j <= i + diag +
+  /// windowRight (causal: windowRight = 0; -1: that side unbounded).
+  int headsKv = 0;          ///< K/V heads (GQA/MQA; must divide heads); 0: heads
+  int seqlenK = 0;          ///< keys per sequence (cross-attention); 0: seqlen
+  bool bottomRight = false; ///< causal/window aligned at the last key
+  int windowLeft = -1, windowRight = -1; ///< sliding window sizes
+  float softcap = 0;        ///< score -> softcap * tanh(score / softcap); 0: off
+  /// f32 [heads]: ALiBi, score + slope[h] * (j - i), added after the softcap.
+  DevicePtr alibiSlopes = 0;
+  /// f32 [heads]: learnable sinks, one logit (natural log) per query head
+  /// in every row's softmax denominator (gpt-oss).
+  DevicePtr sinks = 0;
+  /// Device pointers (16-byte aligned for the fast kernel's TMA maps). q and
+  /// o hold B*H sequences of seqlen rows, k and v B*headsKv of seqlenK, in
+  /// `layout`. lse [B*H, S] f32 natural-log; 0: the plan allocates one the
+  /// caller never sees.
   DevicePtr q = 0, k = 0, v = 0, o = 0, lse = 0;
   Stream stream = nullptr; ///< nullptr: the default stream
 };
@@ -173,7 +190,8 @@ public:
   Status run(const AttentionParams &params);
 
   /// The kernel run() launches: "flash_fwd", "flash_fwd_bshd",
-  /// "flash_fwd_ref".
+  /// "flash_fwd_ref", "flex_fwd" (a variant), "flex_fwd_ref" (flex_fwd.tile
+  /// under the reference schedule).
   const std::string &kernelName() const;
   bool usesReference() const;
   /// The plan's log line ("attention: flash_fwd (entry 3 ..., sm_90a)").
@@ -201,6 +219,9 @@ void locateRow(const AttentionParams &p, std::int64_t r, int &batch,
                int &head, int &row);
 /// Smallest power of two >= max(d, 16): the reference kernel's tile width.
 int paddedHeadDim(int d);
+/// Query-key pairs per (batch, head) that `p` really computes (causal,
+/// windows, S_k): the profiler's FLOP count.
+double visibleProducts(const AttentionParams &p);
 } // namespace attention_detail
 
 } // namespace tile

@@ -38,8 +38,9 @@ extern "C" {
 #define TILEC_C_API
 #endif
 
-/* The version of this interface: functions are only ever added. */
-#define TILEC_C_API_VERSION 1
+/* The version of this interface: functions are only ever added, and the
+ * desc only grows at its end (2: the forward's variants). */
+#define TILEC_C_API_VERSION 2
 
 enum tilec_dtype { TILEC_BF16 = 0, TILEC_F16 = 1, TILEC_F32 = 2 };
 /* BHSD: [B*H, S, D] contiguous; BSHD: [B, S, H, D] (forward only). LSE is
@@ -63,11 +64,21 @@ typedef struct tilec_attention_desc {
   float scale;    /* softmax scale; 0: 1/sqrt(head_dim) */
   int32_t device; /* CUDA device ordinal */
   uint32_t flags; /* enum tilec_flags */
+  /* Version 2: the forward's variants (docs/variants.md; the backward
+   * refuses them). A desc.size that ends before them leaves the defaults. */
+  int32_t heads_kv;      /* K/V heads (GQA/MQA), dividing heads; 0: heads */
+  int32_t seqlen_k;      /* keys per sequence (cross-attention); 0: seqlen */
+  int32_t bottom_right;  /* 1: causal/window aligned at the last key */
+  int32_t window_left;   /* sliding window; -1: unbounded */
+  int32_t window_right;  /* -1: unbounded (causal: 0) */
+  float softcap;         /* score -> softcap tanh(score / softcap); 0: off */
+  int32_t alibi;         /* 1: runs pass ALiBi slopes (f32 [heads]) */
+  int32_t sinks;         /* 1: runs pass sink logits (f32 [heads]) */
 } tilec_attention_desc;
 
 #define TILEC_ATTENTION_DESC_INIT                                              \
   { (uint32_t)sizeof(tilec_attention_desc), 1, 1, 0, 0, TILEC_BF16,           \
-    TILEC_BHSD, 0, 0.0f, 0, 0 }
+    TILEC_BHSD, 0, 0.0f, 0, 0, 0, 0, 0, -1, -1, 0.0f, 0, 0 }
 
 typedef struct tilec_attention_fwd tilec_attention_fwd;
 typedef struct tilec_attention_bwd tilec_attention_bwd;
@@ -88,7 +99,14 @@ TILEC_C_API int tilec_attention_fwd_create(const tilec_attention_desc *desc,
 TILEC_C_API int tilec_attention_fwd_run(tilec_attention_fwd *plan, uint64_t q,
                                         uint64_t k, uint64_t v, uint64_t o,
                                         uint64_t lse, void *stream);
-/* "flash_fwd", "flash_fwd_bshd" or "flash_fwd_ref". */
+/* tilec_attention_fwd_run with the variant's tensors: alibi_slopes and
+ * sinks (f32 [heads] device pointers) exactly where the desc's alibi and
+ * sinks are 1, else 0. Tensors k and v hold heads_kv heads of seqlen_k rows. */
+TILEC_C_API int tilec_attention_fwd_run_variant(
+    tilec_attention_fwd *plan, uint64_t q, uint64_t k, uint64_t v, uint64_t o,
+    uint64_t lse, uint64_t alibi_slopes, uint64_t sinks, void *stream);
+/* "flash_fwd", "flash_fwd_bshd", "flash_fwd_ref", "flex_fwd" or
+ * "flex_fwd_ref". */
 TILEC_C_API const char *tilec_attention_fwd_kernel_name(
     const tilec_attention_fwd *plan);
 /* The plan's decision line ("attention: flash_fwd (table entry ...)"). */

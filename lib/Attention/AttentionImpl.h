@@ -19,7 +19,8 @@ namespace attention_detail {
 /// A loaded kernel with its launch shape: which argument list it takes and
 /// the rows per program (BM).
 struct Launchable {
-  enum class Kind { FastBHSD, FastBSHD, Reference };
+  /// Variant: flex_fwd.tile (fast or reference schedule), its argument list.
+  enum class Kind { FastBHSD, FastBSHD, Reference, Variant };
   Kind kind = Kind::Reference;
   std::string name;
   Kernel kernel;
@@ -86,6 +87,26 @@ Expected<Kernel> compileAndLoad(JIT &jit, const Device &dev,
                                 const std::string &arch, const Schedule &s,
                                 const std::string &what);
 unsigned ceilDiv(std::int64_t a, std::int64_t b);
+
+// Variant.cpp: the forward variants through flex_fwd.tile.
+int keysOf(const AttentionParams &p);    ///< seqlenK, or seqlen
+int kvHeadsOf(const AttentionParams &p); ///< headsKv, or heads
+/// True when any variant field is away from its default.
+bool isVariant(const AttentionParams &p);
+/// Why the variant fields are invalid ("" when valid).
+std::string validateVariant(const AttentionParams &p);
+/// Compiles and loads flex_fwd (or a generated instance with the score mod)
+/// for `p` with `defines` (BM, BN) plus the variant's own.
+Expected<Kernel> compileVariant(JIT &jit, const Device &dev,
+                                const std::string &kernelDir,
+                                const AttentionParams &p, Defines defines,
+                                const std::string &arch, const Schedule &s,
+                                const std::string &what);
+/// flex_fwd's arguments: the plan's sizes and scale, the run's pointers.
+std::vector<KernelArg> variantArgs(const AttentionParams &plan,
+                                   const AttentionParams &run, DevicePtr lse);
+/// " H_kv=2 window=(255, 0) softcap=30 alibi" ("" for plain attention).
+std::string describeVariant(const AttentionParams &p);
 
 } // namespace attention_detail
 

@@ -108,6 +108,9 @@ std::string planFast(Attention::Impl &impl, std::string &line) {
     return fmt::format("head dim {} not in the config table ({}: {})",
                        p.headDim, "flash_fwd." + arch + ".json", listed);
   }
+  bool variant = isVariant(p);
+  if (variant)
+    name = "flex_fwd";
   std::map<std::string, std::string> keys = {
       {"T", dtypeName(p.dtype)},
       {"D", std::to_string(p.headDim)},
@@ -116,7 +119,10 @@ std::string planFast(Attention::Impl &impl, std::string &line) {
   Defines defines = config.defines;
   for (const auto &[k, v] : keys)
     defines[k] = v;
-  auto kernel = compileAndLoad(*impl.options.jit, impl.device,
+  auto kernel =
+      variant ? compileVariant(*impl.options.jit, impl.device, impl.kernelDir,
+                               p, defines, arch, config.schedule, name)
+              : compileAndLoad(*impl.options.jit, impl.device,
                                impl.kernelDir + "/" + name + ".tile", defines,
                                "", arch, config.schedule, name);
   if (!kernel)
@@ -126,9 +132,10 @@ std::string planFast(Attention::Impl &impl, std::string &line) {
   if (impl.fast.bm == 0)
     return name + "'s manifest has no positive constant BM";
   impl.fast.name = name;
-  impl.fast.kind = p.layout == AttentionLayout::BHSD
-                       ? Launchable::Kind::FastBHSD
-                       : Launchable::Kind::FastBSHD;
+  impl.fast.kind = variant ? Launchable::Kind::Variant
+                  : p.layout == AttentionLayout::BHSD
+                      ? Launchable::Kind::FastBHSD
+                      : Launchable::Kind::FastBSHD;
   impl.fast.loaded = true;
   line = fmt::format("attention: {} (table {}, {})", name, config.origin,
                      arch);
@@ -137,6 +144,20 @@ std::string planFast(Attention::Impl &impl, std::string &line) {
 
 Status planReference(Attention::Impl &impl) {
   const AttentionParams &p = impl.params;
+  if (isVariant(p)) {
+    // flex_fwd.tile under the reference schedule, as sm_80 code.
+    auto kernel = compileVariant(*impl.options.jit, impl.device,
+                                 impl.kernelDir, p, {{"BM", "64"}, {"BN", "64"}},
+                                 "sm_80", referenceSchedule(), "flex_fwd_ref");
+    if (!kernel)
+      return kernel.status();
+    impl.reference.kernel = kernel.take();
+    impl.reference.bm = 64;
+    impl.reference.name = "flex_fwd_ref";
+    impl.reference.kind = Launchable::Kind::Variant;
+    impl.reference.loaded = true;
+    return Status();
+  }
   Defines defines = {{"D", std::to_string(p.headDim)},
                      {"DP", std::to_string(paddedHeadDim(p.headDim))},
                      {"CAUSAL", p.causal ? "true" : "false"},
@@ -220,9 +241,10 @@ void Attention::Impl::log(const std::string &line, bool warning) const {
 
 std::string Attention::Impl::describe() const {
   const AttentionParams &p = params;
-  return fmt::format("{} {} B={} H={} S={} D={}{}", dtypeName(p.dtype),
+  return fmt::format("{} {} B={} H={} S={} D={}{}{}", dtypeName(p.dtype),
                      layoutName(p.layout), p.batch, p.heads, p.seqlen,
-                     p.headDim, p.causal ? " causal" : "");
+                     p.headDim, p.causal ? " causal" : "",
+                     describeVariant(p));
 }
 
 //===----------------------------------------------------------------------===//
@@ -249,6 +271,8 @@ Expected<Attention> Attention::plan(const Device &device,
                          "Attention::create, which makes one)");
   if (std::string why = validate(params); !why.empty())
     return Status::error("attention: " + why);
+  if (std::string why = validateVariant(params); !why.empty())
+    return Status::error("attention: " + why);
   if (!device.isSupported())
     return Status::error("attention: " + device.description() +
                          ": tilec kernels need compute capability 8.0+");
@@ -268,14 +292,17 @@ Expected<Attention> Attention::plan(const Device &device,
                         ? "forced (AttentionOptions::forceReference)"
                         : planFast(*impl, line);
   if (!why.empty()) {
-    std::string fastName = params.layout == AttentionLayout::BHSD
+    bool variant = isVariant(params);
+    std::string fastName = variant ? "flex_fwd"
+                           : params.layout == AttentionLayout::BHSD
                                ? "flash_fwd"
                                : "flash_fwd_bshd";
     if (!canFallBack && !o.forceReference)
       return Status::error("attention: " + fastName + " cannot run: " + why +
                            " (policy Fail)");
     impl->fallbackReason = why;
-    line = "attention: fallback flash_fwd_ref: " + why;
+    line = std::string("attention: fallback ") +
+           (variant ? "flex_fwd_ref" : "flash_fwd_ref") + ": " + why;
   }
   // The reference is needed now, or later when the guardrail fires.
   if (!why.empty() || (impl->guardrail && canFallBack)) {
@@ -301,8 +328,11 @@ Expected<Attention> Attention::plan(const Device &device,
   }
   impl->printProfile = envFlag("TILEC_PROFILE");
   if (o.profile || impl->printProfile) {
-    double flops = 4.0 * params.batch * params.heads * double(params.seqlen) *
-                   params.seqlen * params.headDim * (params.causal ? 0.5 : 1);
+    // Products really computed (variants: the visible pairs).
+    double flops = 4.0 * params.batch * params.heads * params.headDim *
+                   (isVariant(params) ? visibleProducts(params)
+                                      : double(params.seqlen) * params.seqlen *
+                                            (params.causal ? 0.5 : 1));
     if (Status s = impl->profiler.init(
             device, impl->active->name + " [" + impl->describe() + "]", flops);
         !s.ok())

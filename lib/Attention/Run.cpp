@@ -27,6 +27,15 @@ std::string sameShape(const AttentionParams &a, const AttentionParams &b) {
                        a.heads, a.seqlen, a.headDim);
   if (a.dtype != b.dtype || a.layout != b.layout || a.causal != b.causal)
     return "dtype, layout or causality differs from the plan's";
+  if (keysOf(a) != keysOf(b) || kvHeadsOf(a) != kvHeadsOf(b) ||
+      a.bottomRight != b.bottomRight || a.windowLeft != b.windowLeft ||
+      a.windowRight != b.windowRight || a.softcap != b.softcap)
+    return "the variant (heads_kv, seqlen_k, window, softcap) differs from "
+           "the plan's";
+  if ((a.alibiSlopes != 0) != (b.alibiSlopes != 0) ||
+      (a.sinks != 0) != (b.sinks != 0))
+    return "alibiSlopes and sinks must be set in a run exactly when they "
+           "were in the plan";
   if (b.scale != 0 && b.scale != a.scale)
     return "scale differs from the plan's";
   return "";
@@ -69,6 +78,12 @@ std::string GuardrailReport::str() const {
 Status Attention::Impl::launch(const Launchable &k, const AttentionParams &p) {
   const char *t = dtypeName(params.dtype);
   DevicePtr lse = p.lse ? p.lse : scratchLse.ptr();
+  unsigned mb = ceilDiv(params.seqlen, k.bm);
+  if (k.kind == Launchable::Kind::Variant)
+    return k.kernel
+        .launch({mb, unsigned(params.heads), unsigned(params.batch)},
+                variantArgs(params, p, lse), p.stream)
+        .withContext("attention: " + k.name);
   std::vector<KernelArg> args = {
       KernelArg::pointer(p.q, t),   KernelArg::pointer(p.k, t),
       KernelArg::pointer(p.v, t),   KernelArg::pointer(p.o, t),
@@ -76,7 +91,6 @@ Status Attention::Impl::launch(const Launchable &k, const AttentionParams &p) {
   if (k.kind != Launchable::Kind::FastBHSD)
     args.push_back(KernelArg::int32(params.heads));
   args.push_back(KernelArg::float32(params.scale));
-  unsigned mb = ceilDiv(params.seqlen, k.bm);
   std::array<unsigned, 3> grid =
       k.kind == Launchable::Kind::FastBHSD
           ? std::array<unsigned, 3>{mb, unsigned(params.batch * params.heads),
@@ -93,8 +107,10 @@ Status Attention::Impl::check(const AttentionParams &p, bool inputs,
   if (inputs)
     tensors.insert(tensors.end(), {{"q", p.q}, {"k", p.k}, {"v", p.v}});
   const char *t = dtypeName(params.dtype);
-  std::int32_t rows = params.batch * params.heads * params.seqlen;
   for (std::size_t i = 0; i < tensors.size(); ++i) {
+    // q and o: B*H*S rows; k and v: B*H_kv*S_k.
+    std::int32_t rows = i < 2 ? params.batch * params.heads * params.seqlen
+                              : params.batch * kvHeadsOf(params) * keysOf(params);
     Status s = guard.count.launch(
         {guard.programs, 1, 1},
         {KernelArg::pointer(tensors[i].second, t), KernelArg::int32(rows),
@@ -143,7 +159,12 @@ Status Attention::Impl::guardedRun(const AttentionParams &p) {
     g.fired = true;
     g.tensor = c.tensor;
     g.count = c.count;
-    locateRow(params, c.firstRow, g.batch, g.head, g.row);
+    AttentionParams shape = params; // k and v: H_kv heads of S_k rows
+    if (c.tensor == "k" || c.tensor == "v") {
+      shape.heads = kvHeadsOf(params);
+      shape.seqlen = keysOf(params);
+    }
+    locateRow(shape, c.firstRow, g.batch, g.head, g.row);
   };
   // Non-finite inputs: no kernel can help.
   for (std::size_t i = 1; i < checks.size(); ++i)
@@ -165,7 +186,7 @@ Status Attention::Impl::guardedRun(const AttentionParams &p) {
     log(what, true);
     return Status::error(what);
   }
-  log(what + "; rerunning flash_fwd_ref",
+  log(what + "; rerunning " + reference.name,
       options.policy == FallbackPolicy::FallbackWarn);
   if (Status s = launch(reference, p); !s.ok())
     return s;

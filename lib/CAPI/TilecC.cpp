@@ -14,7 +14,9 @@
 #include <exception>
 #include <map>
 #include <memory>
+#include <cstddef>
 #include <mutex>
+#include <type_traits>
 #include <string>
 
 using namespace tile;
@@ -69,15 +71,21 @@ std::shared_ptr<JIT> jit() {
   return s.jit;
 }
 
+/// A planned alibiSlopes / sinks: non-zero, never launched with (every run
+/// passes its own pointers, or 0, which Attention::run refuses).
+constexpr DevicePtr kPlanned = 16;
+
 /// Checks the desc's size and enums; fills the shape fields of `p`.
 template <typename Params>
 std::string readDesc(const tilec_attention_desc *d, Params &p) {
   if (!d)
     return "the desc is NULL";
-  if (d->size < sizeof(tilec_attention_desc))
+  // Version 1's desc ended at `flags`; its callers get the variants'
+  // defaults.
+  constexpr std::size_t v1 = offsetof(tilec_attention_desc, heads_kv);
+  if (d->size < v1)
     return "desc.size " + std::to_string(d->size) + " is smaller than " +
-           std::to_string(sizeof(tilec_attention_desc)) +
-           " (set it to sizeof(tilec_attention_desc))";
+           std::to_string(v1) + " (set it to sizeof(tilec_attention_desc))";
   if (d->dtype < TILEC_BF16 || d->dtype > TILEC_F32)
     return "desc.dtype " + std::to_string(d->dtype) +
            " is not TILEC_BF16, TILEC_F16 or TILEC_F32";
@@ -98,6 +106,28 @@ std::string readDesc(const tilec_attention_desc *d, Params &p) {
                                      : AttentionLayout::BHSD;
   p.causal = d->causal == 1;
   p.scale = d->scale;
+  if (d->size < sizeof(tilec_attention_desc))
+    return "";
+  if (d->bottom_right != 0 && d->bottom_right != 1)
+    return "desc.bottom_right must be 0 or 1";
+  if ((d->alibi != 0 && d->alibi != 1) || (d->sinks != 0 && d->sinks != 1))
+    return "desc.alibi and desc.sinks must be 0 or 1";
+  if constexpr (std::is_same_v<Params, AttentionParams>) {
+    p.headsKv = d->heads_kv;
+    p.seqlenK = d->seqlen_k;
+    p.bottomRight = d->bottom_right == 1;
+    p.windowLeft = d->window_left;
+    p.windowRight = d->window_right;
+    p.softcap = d->softcap;
+    // The plan needs only their presence; runs pass the pointers.
+    p.alibiSlopes = d->alibi ? kPlanned : 0;
+    p.sinks = d->sinks ? kPlanned : 0;
+  } else if (d->heads_kv != 0 || d->seqlen_k != 0 || d->bottom_right ||
+             d->window_left != -1 || d->window_right != -1 ||
+             d->softcap != 0 || d->alibi || d->sinks) {
+    return "the backward has no variants (heads_kv, seqlen_k, bottom_right, "
+           "window_*, softcap, alibi, sinks must keep their defaults)";
+  }
   return "";
 }
 
@@ -122,6 +152,27 @@ template <typename Body> int guarded(const char *what, Body body) {
   } catch (...) {
     return fail(std::string(what) + ": unknown exception");
   }
+}
+
+/// One run of a forward plan on the call's pointers and stream.
+int runForward(const char *what, tilec_attention_fwd *plan, uint64_t q,
+               uint64_t k, uint64_t v, uint64_t o, uint64_t lse,
+               uint64_t alibiSlopes, uint64_t sinks, void *stream) {
+  if (!plan)
+    return fail(std::string(what) + ": plan is NULL");
+  return guarded(what, [&] {
+    AttentionParams p = plan->params;
+    p.q = q;
+    p.k = k;
+    p.v = v;
+    p.o = o;
+    p.lse = lse;
+    p.alibiSlopes = alibiSlopes;
+    p.sinks = sinks;
+    p.stream = stream;
+    Status s = plan->attention.run(p);
+    return s.ok() ? 0 : fail(s.message());
+  });
 }
 
 } // namespace
@@ -155,19 +206,17 @@ int tilec_attention_fwd_create(const tilec_attention_desc *desc,
 int tilec_attention_fwd_run(tilec_attention_fwd *plan, uint64_t q, uint64_t k,
                             uint64_t v, uint64_t o, uint64_t lse,
                             void *stream) {
-  if (!plan)
-    return fail("tilec_attention_fwd_run: plan is NULL");
-  return guarded("tilec_attention_fwd_run", [&] {
-    AttentionParams p = plan->params;
-    p.q = q;
-    p.k = k;
-    p.v = v;
-    p.o = o;
-    p.lse = lse;
-    p.stream = stream;
-    Status s = plan->attention.run(p);
-    return s.ok() ? 0 : fail(s.message());
-  });
+  // No ALiBi slopes or sinks: a plan that needs them refuses the run.
+  return runForward("tilec_attention_fwd_run", plan, q, k, v, o, lse, 0, 0,
+                    stream);
+}
+
+int tilec_attention_fwd_run_variant(tilec_attention_fwd *plan, uint64_t q,
+                                    uint64_t k, uint64_t v, uint64_t o,
+                                    uint64_t lse, uint64_t alibi_slopes,
+                                    uint64_t sinks, void *stream) {
+  return runForward("tilec_attention_fwd_run_variant", plan, q, k, v, o, lse,
+                    alibi_slopes, sinks, stream);
 }
 
 const char *tilec_attention_fwd_kernel_name(const tilec_attention_fwd *plan) {

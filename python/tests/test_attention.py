@@ -14,7 +14,9 @@ and run-gpu.sh report it skipped). References are PyTorch SDPA in float64
  - torch.compile(fullgraph=True) of a model calling tilec.attention matches
    eager within 1e-5 (forward and gradients, f32);
  - a CUDA graph capturing the forward, replayed on new inputs, is bitwise
-   equal to an eager call on them; so is one capturing forward and backward.
+   equal to an eager call on them; so is one capturing forward and backward;
+ - the forward-only variants (GQA/MQA, cross-attention bottom-right, windows,
+   softcap, ALiBi, sinks) against a float64 reference of docs/variants.md.
 """
 import math
 import os
@@ -99,6 +101,81 @@ class ForwardTest(unittest.TestCase):
         with self.assertRaises(RuntimeError) as e:  # TilecError, maybe wrapped by autograd
             tilec.attention(q, k, v).sum().backward()
         self.assertIn("head dim 80 is not supported", str(e.exception))
+
+
+def variant_reference(q, k, v, causal, scale, window=(-1, -1), bottom_right=False,
+                      softcap=0.0, alibi=None, sinks=None):
+    """docs/variants.md in float64: GQA by repeating K/V heads, then the
+    softcap, the ALiBi bias, the window/causal bounds and the sink logit."""
+    q, k, v = q.double(), k.double(), v.double()
+    H, HKV, Sq, Sk = q.shape[1], k.shape[1], q.shape[2], k.shape[2]
+    k, v = k.repeat_interleave(H // HKV, dim=1), v.repeat_interleave(H // HKV, dim=1)
+    s = q @ k.transpose(-1, -2) * scale
+    if softcap:
+        s = softcap * torch.tanh(s / softcap)
+    i = torch.arange(Sq, device=q.device)[:, None]
+    j = torch.arange(Sk, device=q.device)[None, :]
+    if alibi is not None:
+        s = s + alibi.double()[None, :, None, None] * (j - i)
+    diag = Sk - Sq if bottom_right else 0
+    left, right = window[0], 0 if causal else window[1]
+    visible = torch.ones(Sq, Sk, dtype=torch.bool, device=q.device)
+    if left >= 0:
+        visible &= j >= i + diag - left
+    if right >= 0:
+        visible &= j <= i + diag + right
+    s = s.masked_fill(~visible, -math.inf)
+    if sinks is not None:  # one more logit per row, with no value
+        sink = sinks.double()[None, :, None, None].expand(*s.shape[:3], 1)
+        s = torch.cat([s, sink], dim=-1)
+        v = torch.cat([v, v.new_zeros(*v.shape[:2], 1, v.shape[3])], dim=2)
+    p = torch.softmax(s, dim=-1).nan_to_num(0.0)  # rows that see nothing: O = 0
+    return p @ v
+
+
+class VariantTest(unittest.TestCase):
+    """The forward-only variants against variant_reference."""
+
+    def setUp(self):
+        torch.manual_seed(SEED)
+
+    def check(self, dtype, B, H, HKV, S, SK, D, tol=1e-2, **kw):
+        q = torch.randn(B, H, S, D, device=DEV, dtype=dtype)
+        k, v = (torch.randn(B, HKV, SK, D, device=DEV, dtype=dtype) for _ in range(2))
+        scale = 1.0 / math.sqrt(D)
+        out = tilec.attention(q, k, v, scale=scale, **kw)
+        ref = variant_reference(q, k, v, kw.get("causal", False), scale,
+                                kw.get("window", (-1, -1)), kw.get("bottom_right", False),
+                                kw.get("softcap", 0.0), kw.get("alibi_slopes"),
+                                kw.get("sinks"))
+        err = rel_l2(out, ref)
+        print(f"variant {str(dtype):15} {B}x{H}/{HKV}x{S}/{SK}x{D} "
+              f"{ {k: v for k, v in kw.items() if not torch.is_tensor(v)} }: {err:.2e}")
+        self.assertTrue(torch.isfinite(out).all().item())
+        self.assertLessEqual(err, tol)
+
+    def test_gqa_window(self):
+        self.check(torch.bfloat16, 2, 8, 2, 300, 300, 128, causal=True, window=(63, -1))
+
+    def test_mqa_cross_attention_bottom_right(self):
+        self.check(torch.float16, 2, 4, 1, 100, 333, 64, causal=True, bottom_right=True)
+
+    def test_softcap_alibi_sinks(self):
+        H = 4
+        slopes = torch.tensor([2.0 ** (-8 * (h + 1) / H) for h in range(H)], device=DEV)
+        sinks = torch.tensor([-1.0, 0.0, 1.0, 2.0], device=DEV)
+        self.check(torch.bfloat16, 2, H, H, 257, 257, 64, softcap=30.0, alibi_slopes=slopes,
+                   sinks=sinks)
+        self.check(torch.float32, 1, H, 2, 77, 77, 64, tol=2e-5, window=(16, 8),
+                   alibi_slopes=slopes)
+
+    def test_bad_variants_are_errors(self):
+        q = torch.randn(1, 6, 16, 64, device=DEV)
+        k = torch.randn(1, 4, 16, 64, device=DEV)
+        with self.assertRaises(ValueError):  # 4 does not divide 6
+            tilec.attention(q, k, k)
+        with self.assertRaises(ValueError):
+            tilec.attention(q, q, q, sinks=torch.zeros(5, device=DEV))
 
 
 class BackwardTest(unittest.TestCase):

@@ -57,8 +57,8 @@ class CapiTest(unittest.TestCase):
     def test_version_and_desc_layout(self):
         self.assertEqual(capi.lib().tilec_api_version(), capi.API_VERSION)
         self.assertRegex(capi.version(), r"^\d+\.\d+")
-        self.assertEqual(ctypes.sizeof(capi.Desc), 44)  # 11 four-byte fields
-        self.assertEqual(capi.Desc(head_dim=64).size, 44)
+        self.assertEqual(ctypes.sizeof(capi.Desc), 76)  # 19 four-byte fields
+        self.assertEqual(capi.Desc(head_dim=64).size, 76)
 
     def test_bad_descs_are_errors(self):
         cases = [(capi.Desc(seqlen=10, head_dim=0), "head dim 0 is outside 1..256"),
@@ -67,6 +67,8 @@ class CapiTest(unittest.TestCase):
         small = capi.Desc(seqlen=10, head_dim=64)
         small.size = 8
         cases.append((small, "desc.size 8 is smaller than 44"))
+        cases.append((capi.Desc(seqlen=10, heads=3, head_dim=64, heads_kv=2),
+                      "heads_kv 2 must divide heads 3"))
         for desc, message in cases:
             with self.assertRaises(capi.TilecError) as e:
                 capi.ForwardPlan(desc)
@@ -78,6 +80,39 @@ class CapiTest(unittest.TestCase):
         with self.assertRaises(capi.TilecError) as e:
             capi.BackwardPlan(capi.Desc(seqlen=10, head_dim=80))
         self.assertIn("head dim 80 is not supported", str(e.exception))
+        with self.assertRaises(capi.TilecError) as e:
+            capi.BackwardPlan(capi.Desc(seqlen=10, head_dim=64, window_left=8))
+        self.assertIn("the backward has no variants", str(e.exception))
+
+    def test_version_1_descs_still_plan(self):
+        # A caller built against version 1 passes the 44 bytes it knows.
+        desc = capi.Desc(1, 2, 100, 64, capi.BF16, window_left=7)
+        desc.size = 44
+        plan = capi.ForwardPlan(desc)
+        self.assertEqual(plan.kernel_name, "flash_fwd")  # the window is not read
+
+    def test_variant_plans_and_launches(self):
+        B, H, HKV, S, SK, D = 1, 4, 2, 100, 150, 64
+        plan = capi.ForwardPlan(capi.Desc(B, H, S, D, capi.BF16, causal=True, heads_kv=HKV,
+                                          seqlen_k=SK, bottom_right=True, window_left=31,
+                                          softcap=30.0, alibi=True, sinks=True))
+        self.assertEqual(plan.kernel_name, "flex_fwd")
+        q, o = (alloc(B * H * S * D * 2) for _ in range(2))
+        k, v = (alloc(B * HKV * SK * D * 2) for _ in range(2))
+        lse, slopes, sinks = alloc(B * H * S * 4), alloc(H * 4), alloc(H * 4)
+        launches = state.launches
+        plan.run_variant(q, k, v, o, lse, slopes, sinks, 0)
+        self.assertEqual(state.launches, launches + 1)
+        self.assertEqual((state.grid[1], state.grid[2]), (H, B))
+        self.assertEqual(state.params[0], q)
+        self.assertEqual(state.params[5] & 0xFFFFFFFF, S)
+        self.assertEqual(state.params[6] & 0xFFFFFFFF, SK)
+        self.assertEqual(state.params[8] & 0xFFFFFFFF, HKV)
+        # The plain run() passes no slopes: refused, nothing launched.
+        with self.assertRaises(capi.TilecError) as e:
+            plan.run(q, k, v, o, lse, 0)
+        self.assertIn("alibiSlopes and sinks must be set", str(e.exception))
+        self.assertEqual(state.launches, launches + 1)
 
     def test_forward_plans_and_launches(self):
         B, H, S, D = 1, 2, 100, 64

@@ -22,7 +22,7 @@ from pathlib import Path
 BF16, F16, F32 = 0, 1, 2
 BHSD, BSHD = 0, 1
 FLAG_FORCE_REFERENCE, FLAG_NO_FALLBACK, FLAG_QUIET, FLAG_GUARDRAIL = 1, 2, 4, 8
-API_VERSION = 1  # the TILEC_C_API_VERSION these bindings were written against
+API_VERSION = 2  # the TILEC_C_API_VERSION these bindings were written against
 
 _NAMES = ("libtilec_c.so.1", "libtilec_c.so")
 _BUILD_DIRS = ("build", "build-static")  # the source tree's build folders
@@ -33,18 +33,27 @@ class TilecError(RuntimeError):
 
 
 class Desc(ctypes.Structure):
-    """tilec_attention_desc: the shape, dtype, layout, causality, scale, device."""
+    """tilec_attention_desc: the shape, dtype, layout, causality, scale, device,
+    flags; then (version 2) the forward's variants (docs/variants.md)."""
     _fields_ = [("size", ctypes.c_uint32), ("batch", ctypes.c_int32),
                 ("heads", ctypes.c_int32), ("seqlen", ctypes.c_int32),
                 ("head_dim", ctypes.c_int32), ("dtype", ctypes.c_int32),
                 ("layout", ctypes.c_int32), ("causal", ctypes.c_int32),
                 ("scale", ctypes.c_float), ("device", ctypes.c_int32),
-                ("flags", ctypes.c_uint32)]
+                ("flags", ctypes.c_uint32),
+                ("heads_kv", ctypes.c_int32), ("seqlen_k", ctypes.c_int32),
+                ("bottom_right", ctypes.c_int32), ("window_left", ctypes.c_int32),
+                ("window_right", ctypes.c_int32), ("softcap", ctypes.c_float),
+                ("alibi", ctypes.c_int32), ("sinks", ctypes.c_int32)]
 
     def __init__(self, batch=1, heads=1, seqlen=0, head_dim=0, dtype=BF16, layout=BHSD,
-                 causal=False, scale=0.0, device=0, flags=0):
+                 causal=False, scale=0.0, device=0, flags=0, heads_kv=0, seqlen_k=0,
+                 bottom_right=False, window_left=-1, window_right=-1, softcap=0.0,
+                 alibi=False, sinks=False):
         super().__init__(ctypes.sizeof(Desc), batch, heads, seqlen, head_dim, dtype, layout,
-                         int(bool(causal)), float(scale), device, flags)
+                         int(bool(causal)), float(scale), device, flags, heads_kv, seqlen_k,
+                         int(bool(bottom_right)), window_left, window_right, float(softcap),
+                         int(bool(alibi)), int(bool(sinks)))
 
 
 def candidates():
@@ -92,6 +101,7 @@ def lib():
         "tilec_api_version": (i32, []),
         "tilec_attention_fwd_create": (i32, [ctypes.POINTER(Desc), ctypes.POINTER(vp)]),
         "tilec_attention_fwd_run": (i32, [vp, u64, u64, u64, u64, u64, vp]),
+        "tilec_attention_fwd_run_variant": (i32, [vp] + [u64] * 7 + [vp]),
         "tilec_attention_fwd_kernel_name": (cp, [vp]),
         "tilec_attention_fwd_plan_line": (cp, [vp]),
         "tilec_attention_fwd_destroy": (None, [vp]),
@@ -152,6 +162,11 @@ class ForwardPlan(_Plan):
 
     def run(self, q, k, v, o, lse, stream=0):
         _check(self._run(self._handle, q, k, v, o, lse, stream or None))
+
+    def run_variant(self, q, k, v, o, lse, alibi_slopes=0, sinks=0, stream=0):
+        """run() for a desc with alibi / sinks: their f32 [heads] pointers."""
+        _check(lib().tilec_attention_fwd_run_variant(self._handle, q, k, v, o, lse,
+                                                     alibi_slopes, sinks, stream or None))
 
 
 class BackwardPlan(_Plan):

@@ -4,7 +4,8 @@
 
 torch.ops.tilec.attention_fwd(q, k, v, causal, scale) -> (o, lse) and
 torch.ops.tilec.attention_bwd(dout, q, k, v, o, lse, causal, scale) -> (dq, dk, dv)
-are opaque to torch.compile (their fake implementations give the output
+and the forward-only torch.ops.tilec.attention_variant_fwd (GQA, cross-attention,
+windows, softcap, ALiBi, sinks) are opaque to torch.compile (their fake implementations give the output
 shapes), and attention_fwd's autograd formula calls attention_bwd. Both launch
 on torch.cuda.current_stream(); the only allocations are their output tensors
 (torch's caching allocator, or the graph's pool under CUDA-graph capture), and
@@ -16,6 +17,7 @@ graph, as torch asks for any warm-up.
 import atexit
 import math
 import threading
+from typing import Optional
 
 import torch
 
@@ -29,22 +31,30 @@ _plans_lock = threading.Lock()
 atexit.register(_plans.clear)
 
 
-def _plan(kind, q, causal, scale):
-    """The cached ForwardPlan / BackwardPlan for q's shape, dtype and device."""
+def _cached_plan(kind, q, causal, scale, **variant):
+    """The cached ForwardPlan ("fwd") / BackwardPlan ("bwd") for q's shape,
+    dtype and device, and the variant's desc fields (k's heads and rows,
+    windows, ...)."""
     B, H, S, D = q.shape
     device = q.device.index if q.device.index is not None else torch.cuda.current_device()
-    key = (kind, B, H, S, D, q.dtype, bool(causal), float(scale), device)
+    key = (kind, B, H, S, D, q.dtype, bool(causal), float(scale), device,
+           tuple(sorted(variant.items())))
     plan = _plans.get(key)
     if plan is None:
         with _plans_lock:
             plan = _plans.get(key)
             if plan is None:
                 desc = capi.Desc(batch=B, heads=H, seqlen=S, head_dim=D, dtype=_DTYPES[q.dtype],
-                                 layout=capi.BHSD, causal=causal, scale=scale, device=device)
+                                 layout=capi.BHSD, causal=causal, scale=scale, device=device,
+                                 **variant)
                 with torch.cuda.device(device):  # the primary context is current
                     plan = (capi.ForwardPlan if kind == "fwd" else capi.BackwardPlan)(desc)
                 _plans[key] = plan
     return plan
+
+
+def _plan(kind, q, causal, scale):
+    return _cached_plan(kind, q, causal, scale)
 
 
 def _ready(t):
@@ -125,11 +135,76 @@ def _backward(ctx, dout, dlse):
 attention_fwd.register_autograd(_backward, setup_context=_setup_context)
 
 
-def attention(q, k, v, causal=False, scale=None):
-    """softmax(scale * q k^T [causal mask]) v for q, k, v [B, H, S, D] (bf16, f16, f32)
-    on a CUDA device; scale None: 1/sqrt(D). Differentiable (the backward needs
-    D 64 or 128)."""
+def _check_variant(q, k, v, alibi_slopes, sinks):
+    if (q.dim() != 4 or k.dim() != 4 or v.shape != k.shape or k.shape[0] != q.shape[0]
+            or k.shape[3] != q.shape[3] or k.shape[1] == 0 or q.shape[1] % k.shape[1]):
+        raise ValueError(f"tilec.attention: q [B, H, S, D], k and v [B, H_kv, S_k, D] with "
+                         f"H_kv dividing H; got {tuple(q.shape)}, {tuple(k.shape)}, "
+                         f"{tuple(v.shape)}")
+    if q.dtype not in _DTYPES or k.dtype != q.dtype or v.dtype != q.dtype:
+        raise ValueError(f"tilec.attention: dtype must be bfloat16, float16 or float32 (all "
+                         f"three alike); got {q.dtype}, {k.dtype}, {v.dtype}")
+    if not q.is_cuda or k.device != q.device or v.device != q.device:
+        raise ValueError("tilec.attention: q, k, v must be CUDA tensors on one device")
+    for name, t in (("alibi_slopes", alibi_slopes), ("sinks", sinks)):
+        if t is not None and (t.dtype != torch.float32 or t.shape != (q.shape[1],)
+                              or t.device != q.device):
+            raise ValueError(f"tilec.attention: {name} must be float32 [H] on q's device; "
+                             f"got {t.dtype} {tuple(t.shape)} on {t.device}")
+
+
+@torch.library.custom_op("tilec::attention_variant_fwd", mutates_args=())
+def attention_variant_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool,
+                          scale: float, bottom_right: bool, window_left: int,
+                          window_right: int, softcap: float,
+                          alibi_slopes: Optional[torch.Tensor],
+                          sinks: Optional[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+    _check_variant(q, k, v, alibi_slopes, sinks)
+    q, k, v = _ready(q), _ready(k), _ready(v)
+    alibi_slopes = None if alibi_slopes is None else _ready(alibi_slopes)
+    sinks = None if sinks is None else _ready(sinks)
+    B, H, S, _ = q.shape
+    o = torch.empty_like(q)
+    lse = torch.empty((B, H, S), dtype=torch.float32, device=q.device)
+    if q.numel():
+        plan = _cached_plan("fwd", q, causal, scale, heads_kv=k.shape[1], seqlen_k=k.shape[2],
+                            bottom_right=bool(bottom_right), window_left=int(window_left),
+                            window_right=int(window_right), softcap=float(softcap),
+                            alibi=alibi_slopes is not None, sinks=sinks is not None)
+        plan.run_variant(q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(),
+                         lse.data_ptr(), 0 if alibi_slopes is None else alibi_slopes.data_ptr(),
+                         0 if sinks is None else sinks.data_ptr(), _stream(q))
+    return o, lse
+
+
+@attention_variant_fwd.register_fake
+def _(q, k, v, causal, scale, bottom_right, window_left, window_right, softcap, alibi_slopes,
+      sinks):
+    B, H, S, _ = q.shape
+    return q.new_empty(q.shape), q.new_empty((B, H, S), dtype=torch.float32)
+
+
+def attention(q, k, v, causal=False, scale=None, *, window=(-1, -1), bottom_right=False,
+              softcap=0.0, alibi_slopes=None, sinks=None):
+    """softmax(scale * q k^T [causal mask]) v for q [B, H, S, D] and k, v
+    [B, H_kv, S_k, D] (bf16, f16, f32) on a CUDA device; scale None: 1/sqrt(D).
+
+    Plain attention (H_kv = H, S_k = S, no variant) is differentiable (the
+    backward needs D 64 or 128). The variants (docs/variants.md) are forward
+    only: GQA/MQA (H_kv dividing H), cross-attention (S_k != S; bottom_right
+    aligns causal and window bounds at the last key), window = (left, right)
+    (-1: unbounded), softcap (score -> softcap * tanh(score / softcap)),
+    alibi_slopes and sinks (float32 [H])."""
     if scale is None:
         scale = 1.0 / math.sqrt(q.shape[-1])
+    left, right = window
+    variant = (k.dim() == 4 and q.dim() == 4 and k.shape[1:3] != q.shape[1:3]) or bottom_right \
+        or left >= 0 or right >= 0 or softcap != 0 or alibi_slopes is not None \
+        or sinks is not None
+    if variant:
+        o, _ = torch.ops.tilec.attention_variant_fwd(
+            q, k, v, bool(causal), float(scale), bool(bottom_right), int(left), int(right),
+            float(softcap), alibi_slopes, sinks)
+        return o
     o, _ = torch.ops.tilec.attention_fwd(q, k, v, bool(causal), float(scale))
     return o

@@ -8,12 +8,14 @@
 // [B, S, H, D]); head dim 80 falls back to the reference and matches too;
 // the guardrail finds a NaN planted in V, reports its (batch, head, row)
 // and, checking O only, reruns the reference and still reports the input's
-// NaN in O.
+// NaN in O. The variants (GQA, cross-attention, windows, softcap, ALiBi,
+// sinks) on flex_fwd and its reference: AttentionApiVariants.cpp.
 //
 // Exit: 0 passed, 1 a failure, 77 no CUDA driver / GPU (ctest: skipped).
 //
 //===----------------------------------------------------------------------===//
 
+#include "AttentionApiVariants.h"
 #include "TestDevice.h"
 
 #include "tile/Attention.h"
@@ -333,6 +335,7 @@ int main() {
     failures += !runCase(*dev, c);
   failures += !guardrailCase(*dev, BHSD);
   failures += !guardrailCase(*dev, BSHD);
+  failures += runAttentionVariantCases(*dev);
   std::printf("%s (%d failure%s)\n", failures ? "FAIL" : "PASS", failures,
               failures == 1 ? "" : "s");
   return failures ? 1 : 0;

@@ -10,8 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tile/Attention.h"
-#include "FakeCuda.h"
-#include "TestUtil.h"
+#include "AttentionFixture.h"
 
 #include <gtest/gtest.h>
 
@@ -24,122 +23,14 @@ using tiletest::fake;
 using tiletest::fakePath;
 using tiletest::ScopedEnv;
 
+using tiletest::AttentionFixture;
+using tiletest::kernelDir;
+using tiletest::openDevice;
+
 namespace {
 
-std::string kernelDir() {
-  if (const char *src = std::getenv("TILEC_SOURCE_DIR"); src && *src)
-    return std::string(src) + "/examples/attention";
-  return TILEC_ATTENTION_DIR;
-}
-
-/// tile::compile's stand-in: a manifest with the parameters of the kernel
-/// the source (or options.kernel) names; fails for the names in `failing`.
-struct FakeAttentionCompiler {
-  std::set<std::string> failing;
-  std::vector<CompileOptions> calls;
-
-  CompileFn fn() {
-    return [this](const std::string &source, const std::string &filename,
-                  const CompileOptions &o, EmitStage) {
-      calls.push_back(o);
-      std::string name = o.kernel;
-      if (name.empty()) {
-        std::size_t at = source.find("\nkernel ");
-        at = at == std::string::npos ? 0 : at + 8;
-        name = source.substr(at, source.find_first_of("<( ", at) - at);
-      }
-      CompileResult r;
-      if (failing.count(name)) {
-        r.diagnostics = filename + ":1:1: error: fake failure of " + name;
-        return r;
-      }
-      std::string t = o.defines.count("T") ? o.defines.at("T") : "bf16";
-      std::string pt = "ptr<" + t + ">";
-      Manifest &m = r.manifest;
-      if (name == "nonfinite_count")
-        m.params = {{"x", pt}, {"rows", "i32"}, {"d", "i32"},
-                    {"partial", "ptr<i32>"}};
-      else if (name == "nonfinite_reduce")
-        m.params = {{"partial", "ptr<i32>"}, {"programs", "i32"},
-                    {"out", "ptr<i32>"}};
-      else {
-        m.params = {{"q", pt},      {"k", pt},
-                    {"v", pt},      {"o", pt},
-                    {"lse", "ptr<f32>"}, {"seqlen", "i32"}};
-        if (name != "flash_fwd")
-          m.params.push_back({"heads", "i32"});
-        m.params.push_back({"sm_scale", "f32"});
-      }
-      m.kernelName = name;
-      m.constants = o.defines;
-      if (!m.constants.count("BM"))
-        m.constants["BM"] = "64";
-      m.blockSize = 128;
-      m.arch = o.arch;
-      m.sourceHash = hashHex(source);
-      r.ok = true;
-      r.ptx = "// fake\n.visible .entry " + name + "(\n)\n{\n ret;\n}\n";
-      return r;
-    };
-  }
-};
-
-/// The fake driver in `mode` (nullptr: cc 9.0) and a JIT with the fake
-/// compiler, for one test.
-struct Fixture {
-  ScopedEnv driver{"TILEC_CUDA_DRIVER", fakePath()};
-  ScopedEnv mode;
-  ScopedEnv noGuard{"TILEC_ATTENTION_GUARDRAIL", nullptr};
-  ScopedEnv noProfile{"TILEC_PROFILE", nullptr};
-  FakeAttentionCompiler compiler;
-  std::vector<std::string> lines;
-  std::vector<DeviceBuffer> buffers;
-
-  explicit Fixture(const char *m = nullptr) : mode("FAKECUDA_MODE", m) {}
-
-  AttentionOptions options(FallbackPolicy policy = FallbackPolicy::Fallback) {
-    AttentionOptions o;
-    o.kernelDir = kernelDir();
-    o.policy = policy;
-    o.nvtx = false;
-    o.log = [this](const std::string &l) { lines.push_back(l); };
-    JITOptions j;
-    j.diskCache = false;
-    j.cubin = false;
-    j.debug = [](const std::string &) {};
-    o.jit = std::make_shared<JIT>(j, compiler.fn());
-    return o;
-  }
-
-  /// Params with real (fake-driver) buffers for q, k, v, o and lse.
-  AttentionParams params(const Device &dev, int d, int seqlen = 1000,
-                         AttentionLayout layout = AttentionLayout::BHSD) {
-    AttentionParams p;
-    p.batch = 2;
-    p.heads = 3;
-    p.seqlen = seqlen;
-    p.headDim = d;
-    p.layout = layout;
-    std::size_t n = std::size_t(p.batch) * p.heads * seqlen;
-    DevicePtr *ptrs[] = {&p.q, &p.k, &p.v, &p.o, &p.lse};
-    for (int i = 0; i < 5; ++i) {
-      auto b = DeviceBuffer::allocate(dev, i == 4 ? n * 4 : n * d * 2);
-      EXPECT_TRUE(b.ok()) << b.error();
-      *ptrs[i] = b->ptr();
-      buffers.push_back(b.take());
-    }
-    return p;
-  }
-};
-
-Device openDevice() {
-  auto dev = Device::open();
-  EXPECT_TRUE(dev.ok()) << dev.error();
-  return dev.take();
-}
-
 TEST(AttentionTest, Sm90PicksFlashFwdFromTheTable) {
-  Fixture f;
+  AttentionFixture f;
   ASSERT_TRUE(fake());
   Device dev = openDevice();
   AttentionParams p = f.params(dev, 128);
@@ -175,7 +66,7 @@ TEST(AttentionTest, Sm90PicksFlashFwdFromTheTable) {
 }
 
 TEST(AttentionTest, BshdUsesItsKernelAndGrid) {
-  Fixture f;
+  AttentionFixture f;
   Device dev = openDevice();
   AttentionParams p = f.params(dev, 64, 777, AttentionLayout::BSHD);
   p.causal = true;
@@ -192,7 +83,7 @@ TEST(AttentionTest, BshdUsesItsKernelAndGrid) {
 }
 
 TEST(AttentionTest, HeadDimNotInTheTableFallsBack) {
-  Fixture f;
+  AttentionFixture f;
   Device dev = openDevice();
   AttentionParams p = f.params(dev, 80, 333);
   auto a = Attention::plan(dev, p, f.options());
@@ -221,7 +112,7 @@ TEST(AttentionTest, HeadDimNotInTheTableFallsBack) {
 }
 
 TEST(AttentionTest, PolicyFailIsAnError) {
-  Fixture f;
+  AttentionFixture f;
   Device dev = openDevice();
   auto a = Attention::plan(dev, f.params(dev, 80),
                            f.options(FallbackPolicy::Fail));
@@ -232,7 +123,7 @@ TEST(AttentionTest, PolicyFailIsAnError) {
 }
 
 TEST(AttentionTest, ForcedReferenceRunsEvenWithPolicyFail) {
-  Fixture f;
+  AttentionFixture f;
   Device dev = openDevice();
   AttentionOptions o = f.options(FallbackPolicy::Fail);
   o.forceReference = true;
@@ -243,7 +134,7 @@ TEST(AttentionTest, ForcedReferenceRunsEvenWithPolicyFail) {
 }
 
 TEST(AttentionTest, OtherArchFallsBack) {
-  Fixture f("sm100");
+  AttentionFixture f("sm100");
   Device dev = openDevice();
   auto a = Attention::plan(dev, f.params(dev, 128), f.options());
   ASSERT_TRUE(a.ok()) << a.error();
@@ -255,7 +146,7 @@ TEST(AttentionTest, OtherArchFallsBack) {
 
 TEST(AttentionTest, Sm75IsRefusedUnderEveryPolicy) {
   // No tilec kernel runs below sm_80, the reference included.
-  Fixture f("sm75");
+  AttentionFixture f("sm75");
   Device dev = openDevice();
   for (FallbackPolicy policy : {FallbackPolicy::Fail, FallbackPolicy::Fallback,
                                 FallbackPolicy::FallbackWarn}) {
@@ -266,7 +157,7 @@ TEST(AttentionTest, Sm75IsRefusedUnderEveryPolicy) {
 }
 
 TEST(AttentionTest, Sm80UsesItsTable) {
-  Fixture f("sm80");
+  AttentionFixture f("sm80");
   Device dev = openDevice();
   auto a = Attention::plan(dev, f.params(dev, 64), f.options());
   ASSERT_TRUE(a.ok()) << a.error();
@@ -276,7 +167,7 @@ TEST(AttentionTest, Sm80UsesItsTable) {
 }
 
 TEST(AttentionTest, CompileFailureFallsBackAndSaysWhy) {
-  Fixture f;
+  AttentionFixture f;
   f.compiler.failing = {"flash_fwd"};
   Device dev = openDevice();
   auto a = Attention::plan(dev, f.params(dev, 64), f.options());
@@ -289,7 +180,7 @@ TEST(AttentionTest, CompileFailureFallsBackAndSaysWhy) {
   EXPECT_TRUE(contains(a->fallbackReason(), "failed to compile"));
 
   // And with the reference failing too: an error naming both.
-  Fixture g;
+  AttentionFixture g;
   g.compiler.failing = {"flash_fwd", "flash_fwd_ref"};
   auto b = Attention::plan(dev, g.params(dev, 64), g.options());
   ASSERT_FALSE(b.ok());
@@ -299,7 +190,7 @@ TEST(AttentionTest, CompileFailureFallsBackAndSaysWhy) {
 }
 
 TEST(AttentionTest, LoadFailureFallsBack) {
-  Fixture f;
+  AttentionFixture f;
   Device dev = openDevice();
   AttentionOptions o = f.options();
   // The fake driver refuses images that start with "BAD".
@@ -324,7 +215,7 @@ TEST(AttentionTest, LoadFailureFallsBack) {
 }
 
 TEST(AttentionTest, InvalidParamsAreErrors) {
-  Fixture f;
+  AttentionFixture f;
   Device dev = openDevice();
   AttentionParams p = f.params(dev, 64);
   p.headDim = 0;
@@ -349,7 +240,7 @@ TEST(AttentionTest, InvalidParamsAreErrors) {
 }
 
 TEST(AttentionTest, MissingLseGetsAScratchBuffer) {
-  Fixture f;
+  AttentionFixture f;
   Device dev = openDevice();
   AttentionParams p = f.params(dev, 64);
   p.lse = 0;
@@ -362,7 +253,7 @@ TEST(AttentionTest, MissingLseGetsAScratchBuffer) {
 }
 
 TEST(AttentionTest, GuardrailLaunchesItsChecks) {
-  Fixture f;
+  AttentionFixture f;
   Device dev = openDevice();
   AttentionOptions o = f.options();
   o.guardrail = true;
@@ -386,7 +277,7 @@ TEST(AttentionTest, GuardrailLaunchesItsChecks) {
   EXPECT_EQ(g.str(), "guardrail: finite");
 
   // With the inputs: two more kernels for each of q, k and v.
-  Fixture f2;
+  AttentionFixture f2;
   AttentionOptions o2 = f2.options(FallbackPolicy::Fail);
   o2.guardrail = true;
   o2.guardrailInputs = true;
@@ -399,7 +290,7 @@ TEST(AttentionTest, GuardrailLaunchesItsChecks) {
 }
 
 TEST(AttentionTest, ProfileSummarisesEventTimes) {
-  Fixture f;
+  AttentionFixture f;
   Device dev = openDevice();
   AttentionOptions o = f.options();
   o.profile = true;
