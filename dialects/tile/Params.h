@@ -1,4 +1,4 @@
-//===- Params.h - a kernel's compile-time values as text -------*- C++ -*-===//
+//===- Params.h - kernel facts: compile-time values, divisibility -*- C++ -*-===//
 #pragma once
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -6,6 +6,11 @@
 #include <string>
 
 namespace mlir::tile {
+/// i64 attribute on an integer kernel argument: a power of two that
+/// divides it, which the launcher guarantees (a `require(x % C == 0)`
+/// the frontend found); AxisInfo reads it.
+inline constexpr llvm::StringLiteral kDivisibilityAttr = "tile.divisibility";
+
 /// "BM = 64, CAUSAL = true, T = bf16, SCORE_MOD = alibi" from a kernel's
 /// tile.params dictionary (kParamsAttr), for diagnostics; "" when absent.
 std::string describeParams(DictionaryAttr params);

@@ -7,7 +7,8 @@
 // recorded on the kernel (tile.requires) as a prefix expression, which the
 // manifest carries and the launcher evaluates before every launch,
 // refusing one that breaks it. The kernel's code does not change: the ops
-// that computed `c` have no use and fold away.
+// that computed `c` have no use and fold away; a conjunct `x % C == 0` on an
+// integer argument tells the compiler x's divisibility (kDivisibilityAttr).
 //
 // Expression tokens (space-separated, prefix): `aN` argument N, `#V` a
 // constant, `OP:W` an operation whose result (comparisons: operands) has W
@@ -22,6 +23,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/ADT/bit.h"
 #include "llvm/Support/Path.h"
 
 using namespace mlir;
@@ -185,6 +187,51 @@ private:
   }
 };
 
+/// For each conjunct of `c` (through `&&`) of the form `x % C == 0` with x
+/// an integer argument (possibly widened) and C > 0: x's divisibility, as
+/// the argument attribute kDivisibilityAttr (the largest power of two
+/// dividing C; the largest of several). The launcher checks the condition,
+/// so the compiler may assume it (AxisInfo: vector loads along x).
+void recordDivisibility(func::FuncOp fn, Value c) {
+  Operation *op = c.getDefiningOp();
+  if (auto a = dyn_cast_or_null<arith::AndIOp>(op)) {
+    recordDivisibility(fn, a.getLhs());
+    recordDivisibility(fn, a.getRhs());
+    return;
+  }
+  auto cmp = dyn_cast_or_null<arith::CmpIOp>(op);
+  if (!cmp || cmp.getPredicate() != arith::CmpIPredicate::eq)
+    return;
+  auto constant = [](Value v) -> std::optional<int64_t> {
+    if (auto k = v.getDefiningOp<arith::ConstantOp>())
+      if (auto i = dyn_cast<IntegerAttr>(k.getValue()))
+        return i.getValue().getSExtValue();
+    return std::nullopt;
+  };
+  Value rem = cmp.getRhs();
+  if (constant(rem) == std::optional<int64_t>(0))
+    rem = cmp.getLhs();
+  else if (constant(cmp.getLhs()) != std::optional<int64_t>(0))
+    return;
+  Operation *r = rem.getDefiningOp();
+  if (!isa_and_nonnull<arith::RemSIOp, arith::RemUIOp>(r))
+    return;
+  std::optional<int64_t> divisor = constant(r->getOperand(1));
+  if (!divisor || *divisor <= 0)
+    return;
+  Value x = r->getOperand(0);
+  while (isa_and_nonnull<arith::ExtSIOp, arith::ExtUIOp>(x.getDefiningOp()))
+    x = x.getDefiningOp()->getOperand(0);
+  auto arg = dyn_cast<BlockArgument>(x);
+  if (!arg || arg.getOwner() != &fn.getBody().front())
+    return;
+  int64_t pow2 = int64_t(1) << llvm::countr_zero(uint64_t(*divisor));
+  unsigned i = arg.getArgNumber();
+  if (auto old = fn.getArgAttrOfType<IntegerAttr>(i, mlir::tile::kDivisibilityAttr))
+    pow2 = std::max(pow2, old.getInt());
+  fn.setArgAttr(i, mlir::tile::kDivisibilityAttr,
+                IntegerAttr::get(IntegerType::get(fn.getContext(), 64), pow2));
+}
 } // namespace
 
 FailureOr<Val> MLIRGen::genRequire(const CallExpr &e, Slots s) {
@@ -237,5 +284,6 @@ FailureOr<Val> MLIRGen::genRequire(const CallExpr &e, Slots s) {
        builder.getNamedAttr("text", builder.getStringAttr(r->text)),
        builder.getNamedAttr("loc", builder.getStringAttr(where))}));
   fn->setAttr(::tile::frontend::kRequiresAttr, builder.getArrayAttr(all));
+  recordDivisibility(fn, c->value);
   return Val();
 }
