@@ -39,9 +39,14 @@ struct AttentionBackwardParams {
   AttentionLayout layout = AttentionLayout::BHSD; ///< BHSD only
   bool causal = false;
   float scale = 0; ///< the forward's softmax scale; 0: 1/sqrt(headDim)
+  /// K/V heads (GQA/MQA: query head h reads KV head h / (heads / headsKv),
+  /// as AttentionParams::headsKv); must divide heads; 0: heads. dK and dV
+  /// sum over the query heads of each group.
+  int headsKv = 0;
   /// Inputs: the forward's q, k, v, its outputs o and lse, and dO (the
-  /// gradient of o). Outputs: dq, dk, dv (every element written). q, k, v,
-  /// o, dout, dq, dk, dv are [B*H, S, D] of the dtype; lse [B*H, S] f32.
+  /// gradient of o). Outputs: dq, dk, dv (every element written). q, o,
+  /// dout, dq are [B*H, S, D] of the dtype, k, v, dk, dv [B*H_kv, S, D];
+  /// lse [B*H, S] f32.
   DevicePtr q = 0, k = 0, v = 0, o = 0, lse = 0, dout = 0;
   DevicePtr dq = 0, dk = 0, dv = 0;
   Stream stream = nullptr; ///< nullptr: the default stream

@@ -64,8 +64,9 @@ typedef struct tilec_attention_desc {
   float scale;    /* softmax scale; 0: 1/sqrt(head_dim) */
   int32_t device; /* CUDA device ordinal */
   uint32_t flags; /* enum tilec_flags */
-  /* Version 2: the forward's variants (docs/variants.md; the backward
-   * refuses them). A desc.size that ends before them leaves the defaults. */
+  /* Version 2: the forward's variants (docs/variants.md; the backward takes
+   * heads_kv and refuses the others). A desc.size that ends before them
+   * leaves the defaults. */
   int32_t heads_kv;      /* K/V heads (GQA/MQA), dividing heads; 0: heads */
   int32_t seqlen_k;      /* keys per sequence (cross-attention); 0: seqlen */
   int32_t bottom_right;  /* 1: causal/window aligned at the last key */

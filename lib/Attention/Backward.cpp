@@ -3,7 +3,8 @@
 // AttentionBackward::plan compiles the three backward kernels for the GPU's
 // arch through the JIT, reads their block sizes from the manifests and
 // allocates delta, the one workspace ([B*H, S] f32, 4 bytes per row). run()
-// is three launches on the caller's stream, grids (ceil(S / block), B*H):
+// is three launches on the caller's stream, grids (ceil(S / block), B*H)
+// (dK/dV: B*H_kv, each program summing its group's G query heads):
 // preprocess reads O and dO once; dK/dV reads K, V once and Q, dO, LSE,
 // delta once per key block; dQ reads Q, dO once and K, V once per query
 // block (causal: half of each).
@@ -47,10 +48,17 @@ std::string validateBackward(const AttentionBackwardParams &p) {
     return fmt::format("head dim {} is not supported (the backward kernels "
                        "are built for 64 and 128)",
                        p.headDim);
+  if (p.headsKv < 0 || (p.headsKv && p.heads % p.headsKv != 0))
+    return fmt::format("heads_kv {} must divide heads {} (GQA groups)",
+                       p.headsKv, p.heads);
   if (std::int64_t(p.batch) * p.heads > 65535)
     return fmt::format("B*H = {} exceeds the backward grid's y limit (65535)",
                        std::int64_t(p.batch) * p.heads);
   return "";
+}
+
+int kvHeads(const AttentionBackwardParams &p) {
+  return p.headsKv ? p.headsKv : p.heads;
 }
 
 /// A positive integer constant of a manifest ("BM", "BN"), else 0.
@@ -107,6 +115,7 @@ AttentionBackward::plan(const Device &device,
                     {"D", std::to_string(params.headDim)}};
   Defines withCausal = common;
   withCausal["CAUSAL"] = params.causal ? "true" : "false";
+  withCausal["G"] = std::to_string(params.heads / kvHeads(params));
   struct Step {
     const char *name;
     const Defines *defines;
@@ -155,11 +164,12 @@ Status AttentionBackward::run(const AttentionBackwardParams &p) {
   const AttentionBackwardParams &a = b.params;
   if (a.batch != p.batch || a.heads != p.heads || a.seqlen != p.seqlen ||
       a.headDim != p.headDim || a.dtype != p.dtype || a.layout != p.layout ||
-      a.causal != p.causal || (p.scale != 0 && p.scale != a.scale))
+      a.causal != p.causal || (p.scale != 0 && p.scale != a.scale) ||
+      kvHeads(a) != kvHeads(p))
     return Status::error(fmt::format(
         "attention backward: run: params differ from the plan's ({} B={} "
-        "H={} S={} D={}{})",
-        dtypeName(a.dtype), a.batch, a.heads, a.seqlen, a.headDim,
+        "H={} H_kv={} S={} D={}{})",
+        dtypeName(a.dtype), a.batch, a.heads, kvHeads(a), a.seqlen, a.headDim,
         a.causal ? " causal" : ""));
   for (DevicePtr ptr : {p.q, p.k, p.v, p.o, p.lse, p.dout, p.dq, p.dk, p.dv})
     if (!ptr)
@@ -182,7 +192,7 @@ Status AttentionBackward::run(const AttentionBackwardParams &p) {
   Status s = b.pre.launch({blocks(b.preBM), bh, 1},
                           {o, dout, delta, KernelArg::int32(S)}, p.stream);
   if (s.ok())
-    s = b.dkdv.launch({blocks(b.dkdvBN), bh, 1},
+    s = b.dkdv.launch({blocks(b.dkdvBN), unsigned(a.batch * kvHeads(a)), 1},
                       {q, k, v, dout, lse, delta, KernelArg::pointer(p.dk, t),
                        KernelArg::pointer(p.dv, t), KernelArg::int32(S), scale},
                       p.stream);

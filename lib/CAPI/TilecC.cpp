@@ -122,11 +122,13 @@ std::string readDesc(const tilec_attention_desc *d, Params &p) {
     // The plan needs only their presence; runs pass the pointers.
     p.alibiSlopes = d->alibi ? kPlanned : 0;
     p.sinks = d->sinks ? kPlanned : 0;
-  } else if (d->heads_kv != 0 || d->seqlen_k != 0 || d->bottom_right ||
-             d->window_left != -1 || d->window_right != -1 ||
-             d->softcap != 0 || d->alibi || d->sinks) {
-    return "the backward has no variants (heads_kv, seqlen_k, bottom_right, "
+  } else if (d->seqlen_k != 0 || d->bottom_right || d->window_left != -1 ||
+             d->window_right != -1 || d->softcap != 0 || d->alibi ||
+             d->sinks) {
+    return "the backward has no variants but GQA (seqlen_k, bottom_right, "
            "window_*, softcap, alibi, sinks must keep their defaults)";
+  } else {
+    p.headsKv = d->heads_kv;
   }
   return "";
 }

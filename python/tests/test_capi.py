@@ -82,7 +82,7 @@ class CapiTest(unittest.TestCase):
         self.assertIn("head dim 80 is not supported", str(e.exception))
         with self.assertRaises(capi.TilecError) as e:
             capi.BackwardPlan(capi.Desc(seqlen=10, head_dim=64, window_left=8))
-        self.assertIn("the backward has no variants", str(e.exception))
+        self.assertIn("the backward has no variants but GQA", str(e.exception))
 
     def test_version_1_descs_still_plan(self):
         # A caller built against version 1 passes the 44 bytes it knows.

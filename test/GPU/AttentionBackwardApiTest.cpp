@@ -7,7 +7,8 @@
 // forward writes O and LSE, the backward reads them with dO and writes dQ,
 // dK, dV. Checked against an fp64 CPU forward and backward of
 // softmax(QKᵀ·scale)V on the same (dtype-rounded) inputs, for bf16, f16,
-// f32, causal or not, head dims 64 and 128, odd seqlens:
+// f32, causal or not, head dims 64 and 128, odd seqlens, GQA and MQA (the
+// forward on flex_fwd, dK and dV summed over each group's query heads):
 //  - rel-L2 of dQ, dK, dV ≤ 1e-4 (f32) or ≤ 2e-2 (f16, bf16): the bounds of
 //    tile-gpu-bwd (BackwardTest.cpp says why); here O is the GPU forward's,
 //    rounded to the dtype, which the bound covers (O enters only delta).
@@ -38,6 +39,8 @@ struct Case {
   DType dtype;
   bool causal;
   int batch, heads, seqlen, headDim;
+  int headsKv = 0; ///< GQA/MQA (the forward runs flex_fwd); 0: heads
+  int kvHeads() const { return headsKv ? headsKv : heads; }
 };
 
 tilegpu::DType hostType(DType t) {
@@ -50,19 +53,23 @@ struct Grads {
   std::vector<double> dq, dk, dv;
 };
 
-/// fp64 forward and backward, [BH, S, D] tensors.
+/// fp64 forward and backward: q, dout [B*H, S, D], k, v [B*H_kv, S, D]
+/// (query head h reads KV head h / (H / H_kv)).
 Grads reference(const Case &c, const std::vector<float> &q,
                 const std::vector<float> &k, const std::vector<float> &v,
                 const std::vector<float> &dout) {
   const int S = c.seqlen, D = c.headDim, BH = c.batch * c.heads;
+  const int group = c.heads / c.kvHeads();
   const double scale = 1.0 / std::sqrt(double(D));
   Grads g;
   g.dq.assign(q.size(), 0.0);
-  g.dk.assign(q.size(), 0.0);
-  g.dv.assign(q.size(), 0.0);
+  g.dk.assign(k.size(), 0.0);
+  g.dv.assign(v.size(), 0.0);
   std::vector<double> p(S), dp(S);
   for (int bh = 0; bh < BH; ++bh) {
     std::size_t base = std::size_t(bh) * S * D;
+    int kvh = bh / c.heads * c.kvHeads() + bh % c.heads / group;
+    std::size_t kbase = std::size_t(kvh) * S * D;
     for (int i = 0; i < S; ++i) {
       int hi = c.causal ? i + 1 : S;
       const float *qi = &q[base + std::size_t(i) * D];
@@ -71,7 +78,7 @@ Grads reference(const Case &c, const std::vector<float> &q,
       for (int j = 0; j < hi; ++j) {
         double s = 0;
         for (int d = 0; d < D; ++d)
-          s += double(qi[d]) * k[base + std::size_t(j) * D + d];
+          s += double(qi[d]) * k[kbase + std::size_t(j) * D + d];
         p[j] = s * scale;
         m = std::max(m, p[j]);
       }
@@ -81,14 +88,14 @@ Grads reference(const Case &c, const std::vector<float> &q,
         p[j] /= l;
         double x = 0;
         for (int d = 0; d < D; ++d)
-          x += double(doi[d]) * v[base + std::size_t(j) * D + d];
+          x += double(doi[d]) * v[kbase + std::size_t(j) * D + d];
         dp[j] = x;
         delta += p[j] * x;
       }
       for (int j = 0; j < hi; ++j) {
         double ds = p[j] * (dp[j] - delta);
         for (int d = 0; d < D; ++d) {
-          std::size_t jd = base + std::size_t(j) * D + d;
+          std::size_t jd = kbase + std::size_t(j) * D + d;
           g.dq[base + std::size_t(i) * D + d] += ds * k[jd] * scale;
           g.dk[jd] += ds * qi[d] * scale;
           g.dv[jd] += p[j] * doi[d];
@@ -111,19 +118,21 @@ bool upload(const Device &dev, tilegpu::DType t, const std::vector<float> &x,
 
 bool runCase(const Device &dev, const Case &c, std::mt19937_64 &rng) {
   char label[128];
-  std::snprintf(label, sizeof label, "%s %s B=%d H=%d S=%d D=%d",
+  std::snprintf(label, sizeof label, "%s %s B=%d H=%d/%d S=%d D=%d",
                 dtypeName(c.dtype), c.causal ? "causal" : "full", c.batch,
-                c.heads, c.seqlen, c.headDim);
+                c.heads, c.kvHeads(), c.seqlen, c.headDim);
   auto fail = [&](const std::string &why) {
     std::printf("FAIL: %s: %s\n", label, why.c_str());
     return false;
   };
   tilegpu::DType ht = hostType(c.dtype);
   std::size_t n = std::size_t(c.batch) * c.heads * c.seqlen * c.headDim;
+  std::size_t nkv = std::size_t(c.batch) * c.kvHeads() * c.seqlen * c.headDim;
+  std::size_t sizes[4] = {n, nkv, nkv, n}; // q, k, v, dout
   std::vector<float> host[4];
   DeviceBuffer in[4], o, lse, grads[3];
-  for (int i = 0; i < 4; ++i) { // q, k, v, dout
-    host[i] = tilegpu::randomNormal(rng, n);
+  for (int i = 0; i < 4; ++i) {
+    host[i] = tilegpu::randomNormal(rng, sizes[i]);
     tilegpu::roundTo(ht, host[i]);
     if (!upload(dev, ht, host[i], in[i]))
       return fail("cannot upload the inputs");
@@ -135,8 +144,9 @@ bool runCase(const Device &dev, const Case &c, std::mt19937_64 &rng) {
     return fail("cannot allocate O and LSE");
   o = ob.take();
   lse = lb.take();
-  for (DeviceBuffer &g : grads) {
-    auto b = DeviceBuffer::allocate(dev, n * tilegpu::dtypeBytes(ht));
+  for (int i = 0; i < 3; ++i) { // dq, dk, dv
+    DeviceBuffer &g = grads[i];
+    auto b = DeviceBuffer::allocate(dev, (i ? nkv : n) * tilegpu::dtypeBytes(ht));
     if (!b)
       return fail(b.error());
     g = b.take();
@@ -149,6 +159,7 @@ bool runCase(const Device &dev, const Case &c, std::mt19937_64 &rng) {
   fp.headDim = c.headDim;
   fp.dtype = c.dtype;
   fp.causal = c.causal;
+  fp.headsKv = c.headsKv;
   fp.q = in[0].ptr();
   fp.k = in[1].ptr();
   fp.v = in[2].ptr();
@@ -169,6 +180,7 @@ bool runCase(const Device &dev, const Case &c, std::mt19937_64 &rng) {
   bp.headDim = c.headDim;
   bp.dtype = c.dtype;
   bp.causal = c.causal;
+  bp.headsKv = c.headsKv;
   bp.q = in[0].ptr();
   bp.k = in[1].ptr();
   bp.v = in[2].ptr();
@@ -204,7 +216,7 @@ bool runCase(const Device &dev, const Case &c, std::mt19937_64 &rng) {
   bool ok = true;
   std::string line;
   for (int i = 0; i < 3; ++i) {
-    std::vector<float> got = tilegpu::decode(ht, out[0][i].data(), n);
+    std::vector<float> got = tilegpu::decode(ht, out[0][i].data(), i ? nkv : n);
     tilegpu::ErrorStats e = tilegpu::compare(got, *refs[i]);
     char buf[96];
     std::snprintf(buf, sizeof buf, "%s %.2e  ", names[i], e.relL2);
@@ -241,6 +253,9 @@ int main() {
       {DType::BF16, true, 2, 3, 203, 128}, {DType::BF16, false, 1, 2, 1, 64},
       {DType::F16, false, 1, 4, 129, 64},  {DType::F16, true, 2, 2, 70, 128},
       {DType::F32, true, 1, 2, 77, 64},    {DType::F32, false, 2, 1, 100, 128},
+      // GQA 4:1 and MQA: dK, dV summed over each group's query heads.
+      {DType::BF16, true, 2, 8, 150, 128, 2}, {DType::F32, false, 1, 4, 77, 64, 1},
+      {DType::F16, true, 1, 6, 65, 64, 3},
   };
   int failures = 0;
   for (const Case &c : cases)

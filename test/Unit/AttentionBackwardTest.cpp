@@ -197,6 +197,34 @@ TEST(AttentionBackwardTest, PlansThreeKernelsAndRunsWithoutAllocating) {
   EXPECT_EQ(fake()->params[6], p.dk);
 }
 
+TEST(AttentionBackwardTest, GqaSumsEachGroupInTheDkDvKernel) {
+  Fixture f;
+  Device dev = openDevice();
+  AttentionBackwardParams p = f.params(dev, 64, 300); // B = 2, H = 3
+  p.headsKv = 1;                                       // MQA: G = 3
+  auto b = AttentionBackward::plan(dev, p, f.options());
+  ASSERT_TRUE(b.ok()) << b.error();
+  ASSERT_EQ(f.compiler.calls.size(), 3u);
+  EXPECT_EQ(f.compiler.calls[0].second.defines.count("G"), 0u); // per query head
+  EXPECT_EQ(f.compiler.calls[1].second.defines.at("G"), "3");
+  EXPECT_EQ(f.compiler.calls[2].second.defines.at("G"), "3");
+  int before = fake()->launches;
+  ASSERT_TRUE(b->run().ok());
+  ASSERT_EQ(fake()->launches, before + 3);
+  // dK/dV: one program per key block of each KV head (B * H_kv = 2); dQ:
+  // per query head (B * H = 6).
+  EXPECT_EQ(fake()->launchLog[(before + 1) % 8].grid[1], 2u);
+  EXPECT_EQ(fake()->launchLog[(before + 2) % 8].grid[1], 6u);
+
+  AttentionBackwardParams q = p;
+  q.headsKv = 3;
+  EXPECT_TRUE(contains(b->run(q).message(), "differ from the plan's")) << b->run(q).message();
+  q.headsKv = 2;
+  auto bad = AttentionBackward::plan(dev, q, f.options());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_TRUE(contains(bad.error(), "heads_kv 2 must divide heads 3")) << bad.error();
+}
+
 TEST(AttentionBackwardTest, Sm80CompilesForSm80) {
   Fixture f("sm80");
   Device dev = openDevice();
