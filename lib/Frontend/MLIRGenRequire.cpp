@@ -180,6 +180,16 @@ private:
       return failure();
     std::string expr =
         std::string(token) + ":" + std::to_string(w) + " " + a->expr + " " + b->expr;
+    // An unsigned operation on a signed argument (`u32(n) > 3`: the cast
+    // leaves no op behind) says so in the text.
+    llvm::StringRef t(token);
+    if (t.starts_with("u") || t.ends_with("u")) {
+      for (auto [e, v] : {std::pair(&*a, op->getOperand(0)),
+                          std::pair(&*b, op->getOperand(1))})
+        if (auto arg = dyn_cast<BlockArgument>(v);
+            arg && !fn.getArgAttr(arg.getArgNumber(), "tile.type"))
+          e->text = "u" + std::to_string(widthOf(v)) + "(" + e->text + ")";
+    }
     if (prec == 0)
       return Enc{expr, std::string(symbol) + "(" + a->text + ", " + b->text + ")"};
     return Enc{expr, paren(*a, prec) + " " + symbol + " " + paren(*b, prec + 1),
