@@ -163,7 +163,8 @@ def compile_config(i, c, args, tilec, ptxas, work):
         m = json.load(f)
     r.update(schedule_string=m.get("schedule"), block_size=m.get("blockSize"),
              dynamic_smem_bytes=m.get("sharedMemoryBytes"),
-             tensor_maps=len(m.get("tensorMaps", [])), grid_args=m.get("gridArgs"))
+             tensor_maps=len(m.get("tensorMaps", [])), grid_args=m.get("gridArgs"),
+             requires=[f"{q['text']} ({q['loc']})" for q in m.get("requires", [])])
     if not ptxas:
         r["ptxas"] = "ptxas not found"
         return r
@@ -254,6 +255,10 @@ def markdown(d):
         L.append(f"| {i} | {defs} | {sch} | {c['compile_seconds']} | {c.get('registers', '')} "
                  f"| {spills} | {c.get('stack_frame_bytes', '')} | {c.get('dynamic_smem_bytes')} "
                  f"| {c.get('block_size')} |")
+    # What every launch checks (require(...) in the kernel, language.md).
+    reqs = sorted({q for c in d["configs"] for q in c.get("requires", [])})
+    L += ["", "## Launch preconditions", ""]
+    L += [f"- `{q}`" for q in reqs] if reqs else ["none (the kernel states no require(...))"]
     L += ["", "## Parity", ""]
     if isinstance(d["parity"], str):
         L.append(d["parity"])
