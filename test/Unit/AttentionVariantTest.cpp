@@ -127,6 +127,31 @@ TEST(AttentionVariant, TheReferenceIsFlexFwdUnderTheConservativeSchedule) {
   EXPECT_EQ(fake()->params[8], 1u); // heads_kv
 }
 
+TEST(AttentionVariant, TheGuardrailCountsKAndVByTheirOwnShape) {
+  AttentionFixture f;
+  Device dev = openDevice();
+  AttentionParams p = gqaWindow(f, dev); // B = 1, H = 6, H_kv = 2
+  p.seqlenK = 700;                       // fewer keys than queries
+  p.bottomRight = true;
+  AttentionOptions o = f.options(FallbackPolicy::Fail);
+  o.guardrail = true;
+  o.guardrailInputs = true;
+  auto a = Attention::plan(dev, p, o);
+  ASSERT_TRUE(a.ok()) << a.error();
+  int first = fake()->launches;
+  ASSERT_TRUE(a->run().ok());
+  // The kernel, then a count and a reduce for each of o, q, k and v.
+  ASSERT_EQ(fake()->launches, first + 9);
+  auto rowsOfCount = [&](int i) { // nonfinite_count(x, rows, d, partial)
+    return fake()->launchLog[(first + 1 + 2 * i) % 8].params[1] & 0xFFFFFFFFu;
+  };
+  EXPECT_EQ(rowsOfCount(0), 6u * 1000); // o: B*H*S
+  EXPECT_EQ(rowsOfCount(1), 6u * 1000); // q
+  EXPECT_EQ(rowsOfCount(2), 2u * 700);  // k: B*H_kv*S_k
+  EXPECT_EQ(rowsOfCount(3), 2u * 700);  // v
+  EXPECT_FALSE(a->lastReport().guardrail.fired);
+}
+
 TEST(AttentionVariant, InvalidVariantsAreRefused) {
   AttentionFixture f;
   Device dev = openDevice();
