@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+
 using namespace tile;
 
 namespace {
@@ -125,4 +127,33 @@ TEST(Requires, ManifestRoundTripsAndValidates) {
   EXPECT_EQ(refused(deep + "#0"),
             "invalid manifest: \"requires\"[0]: the expression is nested too "
             "deeply");
+}
+
+TEST(Requires, RandomTokenStreamsNeverCrash) {
+  // Manifests come from disk: any token soup must be refused or evaluated,
+  // never crash or loop (the reader validates, the launcher evaluates).
+  const char *vocab[] = {"a0", "a1", "a2", "a3", "a4", "a9", "#0", "#1", "#-1",
+                         "#2147483648", "#-9223372036854775808", "add:32",
+                         "divs:32", "divu:64", "rems:8", "shl:32", "shrs:64",
+                         "and:1", "or:1", "xor:1", "eq:32", "ult:64", "sel",
+                         "zext:32", "trunc:16", "maxu:32", "mins:64", "frob",
+                         "add:0", "add:65", "#", "a", "", "sel:1"};
+  std::mt19937 rng(7);
+  std::vector<KernelArg> args = gqaArgs(INT32_MIN, -1, 0xFFFFFFFFu, INT64_MIN);
+  int valid = 0;
+  for (int i = 0; i < 20000; ++i) {
+    std::string expr;
+    int n = 1 + int(rng() % 12);
+    for (int t = 0; t < n; ++t)
+      expr += std::string(t ? " " : "") + vocab[rng() % (sizeof vocab / sizeof *vocab)];
+    Manifest m = gqaManifest(expr);
+    std::string why;
+    if (!validRequirement(expr, m.params, why))
+      continue;
+    ++valid;
+    Status s = checkArguments(m, args); // true, false or undefined: no crash
+    EXPECT_TRUE(s.ok() || s.message().find("requires c") != std::string::npos)
+        << expr << ": " << s.message();
+  }
+  EXPECT_GT(valid, 100); // the soup does hold well-formed expressions
 }
