@@ -36,6 +36,13 @@ std::string validateVariant(const AttentionParams &p) {
   if (p.headsKv < 0 || (p.headsKv && p.heads % p.headsKv != 0))
     return fmt::format("heads_kv {} must divide heads {} (GQA groups)",
                        p.headsKv, p.heads);
+  // flex_fwd's dots contract over D, padded to a power of two: tensor-core
+  // dots need 16 (flash_fwd_ref pads its own copy; flex_fwd has none).
+  if (p.headDim < 9)
+    return fmt::format("head dim {} is below 9, which the variants' kernel "
+                       "(flex_fwd: tensor-core dots over D padded to a power "
+                       "of two, at least 16) does not take",
+                       p.headDim);
   if (p.seqlenK < 0)
     return fmt::format("seqlen_k ({}) must be >= 0", p.seqlenK);
   if (p.windowLeft < -1 || p.windowRight < -1)

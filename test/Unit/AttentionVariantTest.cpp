@@ -173,6 +173,9 @@ TEST(AttentionVariant, InvalidVariantsAreRefused) {
   q = p;
   q.softcap = -1;
   EXPECT_TRUE(contains(refused(q), "softcap -1"));
+  q = f.params(dev, 8, 100);
+  q.headsKv = 1;
+  EXPECT_TRUE(contains(refused(q), "head dim 8 is below 9")) << refused(q);
 }
 
 TEST(AttentionVariant, VisibleProductsCountTheWindow) {
