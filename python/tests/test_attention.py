@@ -169,6 +169,15 @@ class VariantTest(unittest.TestCase):
         self.check(torch.float32, 1, H, 2, 77, 77, 64, tol=2e-5, window=(16, 8),
                    alibi_slopes=slopes)
 
+    def test_no_keys(self):
+        q = torch.randn(1, 2, 5, 64, device=DEV, dtype=torch.bfloat16)
+        k = torch.randn(1, 2, 0, 64, device=DEV, dtype=torch.bfloat16)
+        self.assertEqual(tilec.attention(q, k, k).abs().sum().item(), 0.0)
+        o, lse = torch.ops.tilec.attention_variant_fwd(
+            q, k, k, False, 0.125, False, -1, -1, 0.0, None,
+            torch.tensor([0.5, -1.0], device=DEV))
+        self.assertEqual(lse[0, 1, 3].item(), -1.0)
+
     def test_bad_variants_are_errors(self):
         q = torch.randn(1, 6, 16, 64, device=DEV)
         k = torch.randn(1, 4, 16, 64, device=DEV)

@@ -166,7 +166,15 @@ def attention_variant_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cau
     B, H, S, _ = q.shape
     o = torch.empty_like(q)
     lse = torch.empty((B, H, S), dtype=torch.float32, device=q.device)
-    if q.numel():
+    if q.numel() and k.shape[2] == 0:
+        # No keys (seqlen_k 0 would mean "as many as queries" to the plan):
+        # every row sees nothing but its sink.
+        o.zero_()
+        if sinks is None:
+            lse.fill_(-math.inf)
+        else:
+            lse.copy_(sinks.view(1, H, 1).expand(B, H, S))
+    elif q.numel():
         plan = _cached_plan("fwd", q, causal, scale, heads_kv=k.shape[1], seqlen_k=k.shape[2],
                             bottom_right=bool(bottom_right), window_left=int(window_left),
                             window_right=int(window_right), softcap=float(softcap),
