@@ -16,17 +16,7 @@
 #include <fstream>
 
 using namespace tile;
-using tiletest::contains;
-using tiletest::fake;
-using tiletest::fakePath;
-using tiletest::FakeDriver;
-using tiletest::flashArgs;
-using tiletest::flashManifest;
-using tiletest::kPersistentPTX;
-using tiletest::kPTX;
-using tiletest::ScopedEnv;
-using tiletest::TempDir;
-using tiletest::tmaManifest;
+using namespace tiletest; // RuntimeFixture.h, TestUtil.h, FakeCuda.h
 
 //===----------------------------------------------------------------------===//
 // Bundles
