@@ -9,7 +9,8 @@
 // JIT-compiles the three backward kernels (examples/attention/
 // flash_bwd_preprocess.tile, flash_bwd_dkdv.tile, flash_bwd_dq.tile; the
 // directory is $TILEC_SOURCE_DIR/examples/attention when set) for every
-// (dtype, causal, head dim), runs preprocess → dK/dV → dQ and compares dQ,
+// (dtype, causal, head dim), and for four GQA configurations (G = 8, 4, 2:
+// K/V of BH / G heads, dK and dV summed over each group), runs preprocess → dK/dV → dQ and compares dQ,
 // dK, dV (and delta) against an fp64 CPU backward of softmax(QKᵀ·scale)V.
 //
 // O and LSE, the forward's outputs that the backward reads, are computed on
@@ -101,8 +102,11 @@ struct Grads {
 };
 
 /// Forward and backward of softmax(QKᵀ·scale)V in fp64. Rows with
-/// masked[bh·S + i] see no key: O = 0, LSE = −inf, no gradient.
-Grads referenceBackward(const Problem &p, const std::vector<float> &q,
+/// masked[bh·S + i] see no key: O = 0, LSE = −inf, no gradient. GQA:
+/// query head bh reads K/V head bh / group (k, v, dk, dv hold bh / group
+/// heads; dK and dV sum over each group).
+Grads referenceBackward(const Problem &p, int group,
+                        const std::vector<float> &q,
                         const std::vector<float> &k,
                         const std::vector<float> &v,
                         const std::vector<float> &dout,
@@ -112,14 +116,15 @@ Grads referenceBackward(const Problem &p, const std::vector<float> &q,
   Grads g;
   g.o.assign(n, 0.0);
   g.dq.assign(n, 0.0);
-  g.dk.assign(n, 0.0);
-  g.dv.assign(n, 0.0);
+  g.dk.assign(n / std::size_t(group), 0.0);
+  g.dv.assign(n / std::size_t(group), 0.0);
   g.lse.assign(std::size_t(p.bh) * S, -INFINITY);
   g.delta.assign(std::size_t(p.bh) * S, 0.0);
   // P and dS of one head at a time, [S, S] (zero where invisible).
   std::vector<double> P(S * S), dS(S * S);
   for (int bh = 0; bh < p.bh; ++bh) {
     const std::size_t base = std::size_t(bh) * S * D;
+    const std::size_t kbase = std::size_t(bh / group) * S * D;
     parallelFor(long(S), [&](long li) {
       const std::size_t i = std::size_t(li), r = std::size_t(bh) * S + i;
       double *pi = &P[i * S], *dsi = &dS[i * S];
@@ -133,7 +138,7 @@ Grads referenceBackward(const Problem &p, const std::vector<float> &q,
       for (std::size_t j = 0; j < hi; ++j) {
         double s = 0;
         for (std::size_t c = 0; c < D; ++c)
-          s += double(qi[c]) * double(k[base + j * D + c]);
+          s += double(qi[c]) * double(k[kbase + j * D + c]);
         pi[j] = s * double(p.smScale);
         m = std::max(m, pi[j]);
       }
@@ -146,8 +151,8 @@ Grads referenceBackward(const Problem &p, const std::vector<float> &q,
         pi[j] = std::exp(pi[j] - lse);
         double dp = 0;
         for (std::size_t c = 0; c < D; ++c) {
-          oi[c] += pi[j] * double(v[base + j * D + c]);
-          dp += double(doi[c]) * double(v[base + j * D + c]);
+          oi[c] += pi[j] * double(v[kbase + j * D + c]);
+          dp += double(doi[c]) * double(v[kbase + j * D + c]);
         }
         dsi[j] = dp; // dP for now
         delta += pi[j] * dp;
@@ -156,14 +161,14 @@ Grads referenceBackward(const Problem &p, const std::vector<float> &q,
       for (std::size_t j = 0; j < hi; ++j) {
         dsi[j] = pi[j] * (dsi[j] - delta);
         for (std::size_t c = 0; c < D; ++c)
-          dqi[c] += dsi[j] * double(k[base + j * D + c]) * double(p.smScale);
+          dqi[c] += dsi[j] * double(k[kbase + j * D + c]) * double(p.smScale);
       }
       g.lse[r] = lse;
       g.delta[r] = delta;
     });
     parallelFor(long(S), [&](long lj) {
       const std::size_t j = std::size_t(lj);
-      double *dkj = &g.dk[base + j * D], *dvj = &g.dv[base + j * D];
+      double *dkj = &g.dk[kbase + j * D], *dvj = &g.dv[kbase + j * D];
       for (std::size_t i = 0; i < S; ++i) {
         double pij = P[i * S + j], dsij = dS[i * S + j];
         if (pij == 0 && dsij == 0)
@@ -186,9 +191,11 @@ struct Config {
   DType dtype;
   bool causal;
   int d;
+  int group = 1; ///< query heads per K/V head (GQA; the kernels' G)
   std::string name() const {
     return std::string(dtypeName(dtype)) + (causal ? "_causal" : "_full") +
-           "_d" + std::to_string(d);
+           "_d" + std::to_string(d) +
+           (group > 1 ? "_gqa" + std::to_string(group) : "");
   }
   double tolerance() const { return dtype == DType::F32 ? 1e-4 : 2e-2; }
 };
@@ -218,6 +225,7 @@ bool loadKernels(JIT &jit, const Device &dev, const Config &c, Kernels &ks,
   Defines common = {{"T", dtypeName(c.dtype)}, {"D", std::to_string(c.d)}};
   Defines withCausal = common;
   withCausal["CAUSAL"] = c.causal ? "true" : "false";
+  withCausal["G"] = std::to_string(c.group);
   struct {
     const char *file;
     const Defines *defines;
@@ -285,7 +293,7 @@ Status runOnce(const Device &dev, const Kernels &ks, const Config &c,
        KernelArg::pointer(b.delta, "f32"), KernelArg::int32(p.s)});
   if (s.ok())
     s = ks.dkdv.launch(
-        {blocks(ks.dkdvBN), bh, 1},
+        {blocks(ks.dkdvBN), bh / unsigned(c.group), 1}, // one per K/V head
         {KernelArg::pointer(b.q, t), KernelArg::pointer(b.k, t),
          KernelArg::pointer(b.v, t), KernelArg::pointer(b.dout, t),
          KernelArg::pointer(b.lse, "f32"), KernelArg::pointer(b.delta, "f32"),
@@ -330,9 +338,10 @@ void runCase(const Device &dev, const Kernels &ks, const Config &c,
   p.causal = c.causal;
   p.smScale = float(1.0 / std::sqrt(double(c.d)));
   const std::size_t n = std::size_t(p.bh) * p.s * p.d;
+  const std::size_t nkv = n / std::size_t(c.group); // k, v, dk, dv
   const std::size_t rows = std::size_t(p.bh) * p.s;
   std::vector<float> q = randomNormal(rng, n, cs.qScale),
-                     k = randomNormal(rng, n), v = randomNormal(rng, n),
+                     k = randomNormal(rng, nkv), v = randomNormal(rng, nkv),
                      dout = randomNormal(rng, n);
   for (std::vector<float> *x : {&q, &k, &v, &dout})
     roundTo(c.dtype, *x);
@@ -340,7 +349,7 @@ void runCase(const Device &dev, const Kernels &ks, const Config &c,
   if (cs.maskEvery > 0)
     for (std::size_t r = 0; r < rows; ++r)
       masked[r] = (r % std::size_t(p.s)) % std::size_t(cs.maskEvery) == 1;
-  Grads ref = referenceBackward(p, q, k, v, dout, masked);
+  Grads ref = referenceBackward(p, c.group, q, k, v, dout, masked);
 
   // The forward's outputs as flash_fwd writes them: O in the dtype, LSE in
   // f32 (−inf for masked rows).
@@ -356,7 +365,10 @@ void runCase(const Device &dev, const Kernels &ks, const Config &c,
   char head[160];
   std::snprintf(head, sizeof(head), "%-5s %-6s %4d %5d %2d %-12s",
                 dtypeName(c.dtype), c.causal ? "causal" : "full", p.d, p.s,
-                p.bh, cs.label.c_str());
+                p.bh,
+                (cs.label + (c.group > 1 ? " G=" + std::to_string(c.group)
+                                         : std::string()))
+                    .c_str());
   auto report = [&](bool pass, const std::string &line,
                     const std::string &why) {
     ++totals.cases;
@@ -385,8 +397,9 @@ void runCase(const Device &dev, const Kernels &ks, const Config &c,
   up(b.dout, dout, c.dtype, guard);
   up(b.lse, lse, DType::F32, kGuardRows * 4);
   up(b.delta, std::vector<float>(rows), DType::F32, kGuardRows * 4);
-  for (DeviceBuffer *g : {&b.dq, &b.dk, &b.dv})
-    up(*g, std::vector<float>(n), c.dtype, guard);
+  up(b.dq, std::vector<float>(n), c.dtype, guard);
+  for (DeviceBuffer *g : {&b.dk, &b.dv})
+    up(*g, std::vector<float>(nkv), c.dtype, guard);
   if (!s.ok())
     return report(false, "", s.message());
 
@@ -411,7 +424,7 @@ void runCase(const Device &dev, const Kernels &ks, const Config &c,
   std::string line;
   for (int i = 0; i < 4; ++i) {
     DType t = i == 0 ? DType::F32 : c.dtype;
-    std::size_t count = i == 0 ? rows : n;
+    std::size_t count = i == 0 ? rows : i == 1 ? n : nkv;
     if (!allFF(first[i], count * dtypeBytes(t)))
       fail(std::string(names[i]) + " written past the last row");
     std::vector<float> got = decode(t, first[i].data(), count);
@@ -498,6 +511,35 @@ int main(int argc, char **argv) {
         if (totals.fatal)
           break;
       }
+
+  // GQA (K/V heads shared by `group` query heads; BH a multiple of it):
+  // the seqlens of the parity rule in docs/testing.md, 4097 included.
+  std::vector<Case> gqaCases;
+  for (int s : opt.quick ? std::vector<int>{1, 17, 130}
+                         : std::vector<int>{1, 17, 239, 1000, 4097})
+    gqaCases.push_back({8, s, 1.0f, 0, ""});
+  gqaCases.push_back({8, 100, 1.0f, 5, "masked rows"});
+  const Config gqa[] = {{DType::BF16, false, 128, 8}, {DType::BF16, true, 128, 8},
+                        {DType::F16, true, 64, 4}, {DType::F32, false, 64, 2}};
+  for (const Config &c : gqa) {
+    if (totals.fatal ||
+        (!opt.only.empty() && c.name().find(opt.only) == std::string::npos))
+      continue;
+    Kernels ks;
+    std::string error;
+    if (!loadKernels(jit, *dev, c, ks, error)) {
+      ++totals.cases;
+      ++totals.failed;
+      std::printf("%s: compile/load FAIL (%s)\n", c.name().c_str(),
+                  error.c_str());
+      continue;
+    }
+    for (const Case &cs : gqaCases) {
+      runCase(*dev, ks, c, cs, rng, totals);
+      if (totals.fatal)
+        break;
+    }
+  }
 
   std::printf("tile-gpu-bwd: %d cases, %d failed%s (seed %llu)\n", totals.cases,
               totals.failed,
