@@ -485,31 +485,33 @@ int main(int argc, char **argv) {
     cases.push_back({bh, s, 1.0f, 0, ""});
   cases.push_back({2, 100, 1.0f, 5, "masked rows"});
 
+  // One configuration: its kernels, then each case until a launch fault.
+  auto runConfig = [&](const Config &c, const std::vector<Case> &these) {
+    if (totals.fatal ||
+        (!opt.only.empty() && c.name().find(opt.only) == std::string::npos))
+      return;
+    Kernels ks;
+    std::string error;
+    if (!loadKernels(jit, *dev, c, ks, error)) {
+      ++totals.cases;
+      ++totals.failed;
+      std::printf("%s: compile/load FAIL (%s)\n", c.name().c_str(),
+                  error.c_str());
+      return;
+    }
+    for (const Case &cs : these) {
+      runCase(*dev, ks, c, cs, rng, totals);
+      if (totals.fatal)
+        return;
+    }
+  };
   for (DType t : {DType::BF16, DType::F16, DType::F32})
     for (bool causal : {false, true})
       for (int d : {64, 128}) {
-        Config c{t, causal, d};
-        if (!opt.only.empty() && c.name().find(opt.only) == std::string::npos)
-          continue;
-        Kernels ks;
-        std::string error;
-        if (!loadKernels(jit, *dev, c, ks, error)) {
-          ++totals.cases;
-          ++totals.failed;
-          std::printf("%s: compile/load FAIL (%s)\n", c.name().c_str(),
-                      error.c_str());
-          continue;
-        }
         std::vector<Case> these = cases;
         if (t == DType::F32) // logits of about 1e3: q scaled by 300
           these.push_back({2, 257, 300.0f, 0, "logits ~1e3"});
-        for (const Case &cs : these) {
-          runCase(*dev, ks, c, cs, rng, totals);
-          if (totals.fatal)
-            break;
-        }
-        if (totals.fatal)
-          break;
+        runConfig({t, causal, d}, these);
       }
 
   // GQA (K/V heads shared by `group` query heads; BH a multiple of it):
@@ -519,27 +521,11 @@ int main(int argc, char **argv) {
                          : std::vector<int>{1, 17, 239, 1000, 4097})
     gqaCases.push_back({8, s, 1.0f, 0, ""});
   gqaCases.push_back({8, 100, 1.0f, 5, "masked rows"});
-  const Config gqa[] = {{DType::BF16, false, 128, 8}, {DType::BF16, true, 128, 8},
-                        {DType::F16, true, 64, 4}, {DType::F32, false, 64, 2}};
-  for (const Config &c : gqa) {
-    if (totals.fatal ||
-        (!opt.only.empty() && c.name().find(opt.only) == std::string::npos))
-      continue;
-    Kernels ks;
-    std::string error;
-    if (!loadKernels(jit, *dev, c, ks, error)) {
-      ++totals.cases;
-      ++totals.failed;
-      std::printf("%s: compile/load FAIL (%s)\n", c.name().c_str(),
-                  error.c_str());
-      continue;
-    }
-    for (const Case &cs : gqaCases) {
-      runCase(*dev, ks, c, cs, rng, totals);
-      if (totals.fatal)
-        break;
-    }
-  }
+  for (const Config &c : {Config{DType::BF16, false, 128, 8},
+                          Config{DType::BF16, true, 128, 8},
+                          Config{DType::F16, true, 64, 4},
+                          Config{DType::F32, false, 64, 2}})
+    runConfig(c, gqaCases);
 
   std::printf("tile-gpu-bwd: %d cases, %d failed%s (seed %llu)\n", totals.cases,
               totals.failed,
