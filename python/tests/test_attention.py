@@ -8,7 +8,9 @@ and run-gpu.sh report it skipped). References are PyTorch SDPA in float64
 (the math backend), with SDPA in the input dtype printed beside tilec:
  - forward: rel-L2 of O ≤ 2e-5 (f32) or 1e-2 (bf16, f16), odd seqlens, causal
    or not, head dims 64, 128 and 80 (80: the reference kernel);
- - gradients: rel-L2 of dQ, dK, dV ≤ 1e-4 (f32) or 2e-2 (bf16), and in f32 a
+ - gradients (also GQA/MQA): rel-L2 of dQ, dK, dV ≤ 1e-4 (f32) or 2e-2 (bf16)
+   or 3x SDPA's in the same precision; forward-only variants refuse the
+   backward with NotImplementedError; and in f32 a
    central finite difference of sum(O * W) along a random direction agrees
    with <grad, direction> within 5e-3 (gradcheck's test, in f32);
  - torch.compile(fullgraph=True) of a model calling tilec.attention matches
@@ -223,6 +225,44 @@ class BackwardTest(unittest.TestCase):
                             self.assertTrue(torch.isfinite(g).all().item())
                             # Within the tolerance, or 3x SDPA's error in the same precision.
                             self.assertLessEqual(err, max(tol, 3 * err_sdpa), f"d{name}")
+
+    def test_gqa_gradients_against_sdpa(self):
+        # K/V with fewer heads (GQA 4:1, MQA): dK, dV summed over each group's
+        # query heads; the reference repeats K/V heads in float64.
+        def expand(fn):
+            def f(a, b, c):
+                g = a.shape[1] // b.shape[1]
+                return fn(a, b.repeat_interleave(g, dim=1), c.repeat_interleave(g, dim=1))
+            return f
+
+        for dtype, tol in [(torch.float32, 1e-4), (torch.bfloat16, 2e-2)]:
+            for B, H, HKV, S, D in [(2, 8, 2, 203, 64), (1, 4, 1, 130, 128)]:
+                for causal in (False, True):
+                    with self.subTest(dtype=dtype, shape=(B, H, HKV, S, D), causal=causal):
+                        q = torch.randn(B, H, S, D, device=DEV, dtype=dtype)
+                        k, v = (torch.randn(B, HKV, S, D, device=DEV, dtype=dtype)
+                                for _ in range(2))
+                        do = torch.randn_like(q)
+                        ref_fn = expand(lambda a, b, c: sdpa(a, b, c, causal))
+                        _, *got = self.grads(lambda a, b, c: tilec.attention(a, b, c, causal=causal),
+                                             q, k, v, do)
+                        _, *ref = self.grads(ref_fn, q.double(), k.double(), v.double(),
+                                             do.double())
+                        _, *same = self.grads(ref_fn, q, k, v, do)
+                        for name, g, r, s in zip("qkv", got, ref, same):
+                            self.assertEqual(g.shape, r.shape, f"d{name}")
+                            err, err_sdpa = rel_l2(g, r), rel_l2(s, r)
+                            print(f"GQA d{name} {str(dtype):15} {B}x{H}/{HKV}x{S}x{D} "
+                                  f"causal={int(causal)}: tilec {err:.2e}  sdpa {err_sdpa:.2e}")
+                            self.assertLessEqual(err, max(tol, 3 * err_sdpa), f"d{name}")
+
+    def test_forward_only_variants_refuse_backward(self):
+        q, k, v = inputs(1, 2, 40, 64, torch.float32, grad=True)
+        out = tilec.attention(q, k, v, window=(8, 0))  # the forward runs
+        self.assertTrue(torch.isfinite(out).all().item())
+        with self.assertRaises(NotImplementedError) as e:
+            out.sum().backward()
+        self.assertIn("window", str(e.exception))
 
     def test_finite_difference_f32(self):
         B, H, S, D = 1, 2, 37, 64

@@ -4,9 +4,11 @@
 
 torch.ops.tilec.attention_fwd(q, k, v, causal, scale) -> (o, lse) and
 torch.ops.tilec.attention_bwd(dout, q, k, v, o, lse, causal, scale) -> (dq, dk, dv)
-and the forward-only torch.ops.tilec.attention_variant_fwd (GQA, cross-attention,
-windows, softcap, ALiBi, sinks) are opaque to torch.compile (their fake implementations give the output
-shapes), and attention_fwd's autograd formula calls attention_bwd. Both launch
+and torch.ops.tilec.attention_variant_fwd (GQA, cross-attention, windows,
+softcap, ALiBi, sinks) are opaque to torch.compile (their fake implementations
+give the output shapes); attention_fwd's autograd formula calls attention_bwd,
+and so does attention_variant_fwd's for GQA/MQA (k, v with fewer heads, as many
+keys as queries), the one variant the backward has. Both launch
 on torch.cuda.current_stream(); the only allocations are their output tensors
 (torch's caching allocator, or the graph's pool under CUDA-graph capture), and
 nothing synchronises the host, so a captured graph replays them. A plan (the
@@ -103,10 +105,17 @@ def _(q, k, v, causal, scale):
 def attention_bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                   o: torch.Tensor, lse: torch.Tensor, causal: bool,
                   scale: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    # k, v may have fewer heads than q (GQA/MQA: [B, H_kv, S, D], H_kv
+    # dividing H); dK, dV are then summed over each group's query heads.
+    _check_variant(q, k, v, None, None)
+    if k.shape[2] != q.shape[2]:
+        raise ValueError(f"tilec.attention: the backward needs as many keys as queries; got "
+                         f"q {tuple(q.shape)}, k {tuple(k.shape)}")
     dout, q, k, v, o, lse = (_ready(t) for t in (dout, q, k, v, o, lse))
     dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
     if q.numel():
-        _plan("bwd", q, causal, scale).run(
+        heads_kv = {} if k.shape[1] == q.shape[1] else {"heads_kv": k.shape[1]}
+        _cached_plan("bwd", q, causal, scale, **heads_kv).run(
             q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(), lse.data_ptr(),
             dout.data_ptr(), dq.data_ptr(), dk.data_ptr(), dv.data_ptr(), _stream(q))
     return dq, dk, dv
@@ -192,17 +201,52 @@ def _(q, k, v, causal, scale, bottom_right, window_left, window_right, softcap, 
     return q.new_empty(q.shape), q.new_empty((B, H, S), dtype=torch.float32)
 
 
+def _variant_backward_gap(q, k, window_left, window_right, softcap, alibi_slopes, sinks):
+    """Why the backward cannot differentiate this variant call ("" if it can:
+    GQA/MQA over as many keys as queries, the backward's one variant)."""
+    if k.shape[2] != q.shape[2]:
+        return f"cross-attention (seqlen_k {k.shape[2]} != seqlen {q.shape[2]})"
+    for name, on in (("window", window_left >= 0 or window_right >= 0),
+                     ("softcap", softcap != 0), ("alibi_slopes", alibi_slopes is not None),
+                     ("sinks", sinks is not None)):
+        if on:
+            return name
+    return ""
+
+
+def _variant_setup_context(ctx, inputs, output):
+    q, k, v, causal, scale, _, wl, wr, softcap, alibi_slopes, sinks = inputs
+    ctx.save_for_backward(q, k, v, *output)
+    ctx.causal, ctx.scale = causal, scale
+    ctx.gap = _variant_backward_gap(q, k, wl, wr, softcap, alibi_slopes, sinks)
+    ctx.mark_non_differentiable(output[1])
+
+
+def _variant_backward(ctx, dout, dlse):
+    if ctx.gap:
+        raise NotImplementedError(f"tilec.attention: the backward supports GQA/MQA but not "
+                                  f"{ctx.gap} (docs/variants.md)")
+    q, k, v, o, lse = ctx.saved_tensors
+    dq, dk, dv = torch.ops.tilec.attention_bwd(dout, q, k, v, o, lse, ctx.causal, ctx.scale)
+    return (dq, dk, dv) + (None,) * 8
+
+
+attention_variant_fwd.register_autograd(_variant_backward,
+                                        setup_context=_variant_setup_context)
+
+
 def attention(q, k, v, causal=False, scale=None, *, window=(-1, -1), bottom_right=False,
               softcap=0.0, alibi_slopes=None, sinks=None):
     """softmax(scale * q k^T [causal mask]) v for q [B, H, S, D] and k, v
     [B, H_kv, S_k, D] (bf16, f16, f32) on a CUDA device; scale None: 1/sqrt(D).
 
-    Plain attention (H_kv = H, S_k = S, no variant) is differentiable (the
-    backward needs D 64 or 128). The variants (docs/variants.md) are forward
-    only: GQA/MQA (H_kv dividing H), cross-attention (S_k != S; bottom_right
-    aligns causal and window bounds at the last key), window = (left, right)
-    (-1: unbounded), softcap (score -> softcap * tanh(score / softcap)),
-    alibi_slopes and sinks (float32 [H])."""
+    Plain attention (H_kv = H, S_k = S) and GQA/MQA (H_kv dividing H, S_k =
+    S) are differentiable (the backward needs D 64 or 128). The other
+    variants (docs/variants.md) are forward only (backpropagating through
+    one raises NotImplementedError naming it): cross-attention (S_k != S;
+    bottom_right aligns causal and window bounds at the last key), window =
+    (left, right) (-1: unbounded), softcap (score -> softcap * tanh(score /
+    softcap)), alibi_slopes and sinks (float32 [H])."""
     if scale is None:
         scale = 1.0 / math.sqrt(q.shape[-1])
     left, right = window
