@@ -30,10 +30,11 @@ import time
 from pathlib import Path
 
 # The parts (modules beside this file, on sys.path with it).
-from fwd_config import (ALL_HEAD_DIMS, CONFIGS, DTYPES, EXTRA_PROVIDERS, HEAD_DIMS, HIDDEN,
-                        KERNEL_DEFAULT, PROVIDERS, ROOT, SEQLENS, TABLE_KEYS, TILE, TOKENS,
+from fwd_config import (ALL_HEAD_DIMS, CONFIGS, DTYPES, EXTRA_PROVIDERS, HEAD_DIMS,
+                        KERNEL_DEFAULT, PROVIDERS, ROOT, SEQLENS, TABLE_KEYS, TILE,
                         TUNE_CFGS, cfg_str, check_schedule, flops, load_table, lookup,
                         merge_table, parse_cfg, parse_schedule, shape_key, table_entry,
+                        finish_shape_args, shapes,
                         table_keys, tune_configs, with_schedule)
 from fwd_tilec import Tilec
 from fwd_launch import check_tensor_maps, tilec_runner
@@ -115,23 +116,7 @@ def parse_args(argv=None):
         p.error(f"--rounds wants a count >= 1, got {a.rounds}")
     if a.warmup_ms < 0:
         p.error(f"--warmup-ms wants a time >= 0, got {a.warmup_ms}")
-    if a.quick:
-        a.seqlen = a.seqlen or [1024, 4096]
-        a.dtype = a.dtype or ["bf16"]
-        a.min_runs, a.min_ms = min(a.min_runs, 10), min(a.min_ms, 50.0)
-        a.warmup_ms = min(a.warmup_ms, 50.0)
-    a.seqlen = a.seqlen or SEQLENS
-    a.dtype = a.dtype or list(DTYPES)
-    return a
-
-
-def shapes(a):
-    causals = {"0": [False], "1": [True], "both": [False, True]}[a.causal]
-    for dt in a.dtype:
-        for D in a.head_dim:
-            for c in causals:
-                for S in a.seqlen:
-                    yield dict(dtype=dt, D=D, causal=c, S=S, B=max(1, TOKENS // S), H=HIDDEN // D)
+    return finish_shape_args(a)
 
 
 def load_config_table(a, arch):

@@ -354,3 +354,25 @@ def tflops(s, ms):
     return flops(s) / (ms * 1e-3) / 1e12
 
 
+def finish_shape_args(a, seqlens=SEQLENS):
+    """--quick (bf16, seqlens 1k and 4k, fewer and shorter runs) and the
+    defaults of --seqlen and --dtype, on parsed arguments `a`."""
+    if a.quick:
+        a.seqlen = a.seqlen or [1024, 4096]
+        a.dtype = a.dtype or ["bf16"]
+        a.min_runs, a.min_ms = min(a.min_runs, 10), min(a.min_ms, 50.0)
+        a.warmup_ms = min(a.warmup_ms, 50.0)
+    a.seqlen = a.seqlen or seqlens
+    a.dtype = a.dtype or list(DTYPES)
+    return a
+
+
+def shapes(a):
+    """The sweep of parsed arguments `a`: dtype x head dim x causal x seqlen,
+    batch = TOKENS / seqlen, heads = HIDDEN / head dim."""
+    causals = {"0": [False], "1": [True], "both": [False, True]}[a.causal]
+    for dt in a.dtype:
+        for D in a.head_dim:
+            for c in causals:
+                for S in a.seqlen:
+                    yield dict(dtype=dt, D=D, causal=c, S=S, B=max(1, TOKENS // S), H=HIDDEN // D)

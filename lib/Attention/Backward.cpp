@@ -1,7 +1,9 @@
 //===- Backward.cpp - plan and run the attention backward -----------------===//
 //
 // AttentionBackward::plan compiles the three backward kernels for the GPU's
-// arch through the JIT, reads their block sizes from the manifests and
+// arch through the JIT (each with its config table's entry where
+// examples/attention/configs has one for the arch), reads their block
+// sizes from the manifests and
 // allocates delta, the one workspace ([B*H, S] f32, 4 bytes per row). run()
 // is three launches on the caller's stream, grids (ceil(S / block), B*H)
 // (dK/dV: B*H_kv, each program summing its group's G query heads):
@@ -14,10 +16,13 @@
 
 #include "lib/Attention/AttentionImpl.h"
 
+#include "tile/ConfigTable.h"
+
 #include <fmt/format.h>
 
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 
 using namespace tile;
 using namespace tile::attention_detail;
@@ -59,6 +64,29 @@ std::string validateBackward(const AttentionBackwardParams &p) {
 
 int kvHeads(const AttentionBackwardParams &p) {
   return p.headsKv ? p.headsKv : p.heads;
+}
+
+/// The configuration of backward kernel `name` for the launch `keys` at
+/// `seqlen`: from its table `dir/configs/NAME.ARCH.json` where there is
+/// one (the sm_90a tables put K and V in shared memory: tma_a), else the
+/// kernel's own defaults and the default schedule. A table that exists but
+/// does not parse is an error.
+Expected<KernelConfig> backwardConfig(const std::string &dir,
+                                      const std::string &name,
+                                      const std::string &arch,
+                                      const Defines &keys, int seqlen) {
+  std::string path = dir + "/configs/" + name + "." + arch + ".json";
+  if (!std::ifstream(path).good()) {
+    KernelConfig none;
+    none.origin = "no table";
+    return none;
+  }
+  ConfigTable table;
+  std::string why;
+  if (!ConfigTable::load(path, table, why))
+    return Status::error("attention backward: cannot read the config table: " +
+                         firstLine(why));
+  return table.lookup(keys, seqlen);
 }
 
 /// A positive integer constant of a manifest ("BM", "BN"), else 0.
@@ -127,10 +155,22 @@ AttentionBackward::plan(const Device &device,
       {"flash_bwd_dkdv", &withCausal, &b.dkdv, "BN", &b.dkdvBN},
       {"flash_bwd_dq", &withCausal, &b.dq, "BM", &b.dqBM},
   };
+  std::string origins;
   for (Step &s : steps) {
+    Defines keys = *s.defines;
+    keys.erase("G");
+    auto config = backwardConfig(dir, s.name, arch, keys, params.seqlen);
+    if (!config)
+      return config.status();
+    Defines defines = config->defines;
+    for (const auto &[k, v] : *s.defines)
+      defines[k] = v;
+    if (config->origin != "no table")
+      origins += fmt::format("{}{}: {}", origins.empty() ? "" : "; ", s.name,
+                             config->origin);
     auto k = compileAndLoad(*b.options.jit, device,
-                            dir + "/" + s.name + ".tile", *s.defines, "",
-                            arch, Schedule(), s.name);
+                            dir + "/" + s.name + ".tile", defines, "",
+                            arch, config->schedule, s.name);
     if (!k)
       return k.status().withContext("attention backward");
     *s.kernel = k.take();
@@ -148,8 +188,9 @@ AttentionBackward::plan(const Device &device,
     b.delta = delta.take();
   }
   b.planLine = fmt::format("attention backward: flash_bwd_preprocess, "
-                           "flash_bwd_dkdv, flash_bwd_dq (BM={} BN={}, {})",
-                           b.dqBM, b.dkdvBN, arch);
+                           "flash_bwd_dkdv, flash_bwd_dq (BM={} BN={}, {}{}{})",
+                           b.dqBM, b.dkdvBN, arch, origins.empty() ? "" : "; ",
+                           origins);
   if (b.options.log)
     b.options.log(b.planLine);
   else if (envFlag("TILEC_ATTENTION_LOG"))

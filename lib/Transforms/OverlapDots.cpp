@@ -93,14 +93,28 @@ std::optional<Plan> plan(scf::ForOp loop) {
     if (onlyLate && !op.use_empty())
       late.insert(&op);
   }
-  // TMA copies into a slot stage 1 waits on go with it.
-  llvm::SmallDenseSet<int64_t> slots;
-  for (Operation *op : late)
-    if (auto w = dyn_cast<TmaWaitOp>(op))
-      slots.insert(w.getSlot());
+  // TMA copies into a slot only stage 1 waits on go with it. A slot both
+  // stages wait on (one ring read by two products, the backward's Q) keeps
+  // its copies in stage 0, which waits first; stage 1 then reads the stage
+  // of the iteration before while copy i + 1 fills another one, which
+  // takes three stages or more.
+  llvm::SmallDenseSet<int64_t> slots, early;
   for (Operation &op : *body)
-    if (std::optional<int64_t> slot = tmaCopySlot(&op); slot && slots.count(*slot))
+    if (auto w = dyn_cast<TmaWaitOp>(op))
+      (late.count(&op) ? slots : early).insert(w.getSlot());
+  for (Operation &op : *body) {
+    std::optional<int64_t> slot = tmaCopySlot(&op);
+    if (!slot || !slots.count(*slot))
+      continue;
+    if (!early.count(*slot)) {
       late.insert(&op);
+      continue;
+    }
+    int64_t stages = 0;
+    op.walk([&](TmaCopyOp c) { stages = c.getStages(); });
+    if (stages < 3)
+      return std::nullopt;
+  }
   for (Operation &op : *body)
     if (late.count(&op))
       p.late.insert(&op);

@@ -46,6 +46,8 @@ struct Match {
   /// Elements of a row of the tensor where fewer than the box's (a box
   /// tile-pad-shapes padded: the copy reads zeros past them); 0 otherwise.
   int64_t rowElems = 0;
+  /// A ring's readers, `dot` first (B operands, some through tile.trans).
+  SmallVector<DotOp> dots = {};
 };
 
 /// Where the copies of `mt` read: the kernel argument, the row of it where
@@ -109,15 +111,18 @@ DenseI64ArrayAttr strideArgsAttr(OpBuilder &b, const Match &mt);
 IntegerAttr rowElemsAttr(OpBuilder &b, const Match &mt);
 
 /// Loads as copies (TmaCopies.cpp).
-/// A load in a loop body that only one dot's B operand reads, as a ring.
+/// A load in a loop body that only B operands of dots read (directly or
+/// through tile.trans), as a ring.
 std::optional<Match> matchRing(scf::ForOp loop, LoadOp load,
                                const AxisAnalysis &axes,
                                std::string *why = nullptr);
 /// Whether `load` is outside loops (or once per program in the loop over
 /// programs) and read only as the A operand of dots in `slotDots`.
 bool readOnlyAsSlotDotA(LoadOp load, const DenseSet<Operation *> &slotDots);
-/// Such a load, K contiguous, as one copy into a one-stage slot.
-std::optional<Match> matchA(LoadOp load, const AxisAnalysis &axes);
+/// Such a load, K contiguous, as one copy into a one-stage slot; on
+/// failure `why` says what does not hold.
+std::optional<Match> matchA(LoadOp load, const AxisAnalysis &axes,
+                            std::string *why = nullptr);
 /// Whether `loop` may hold a ring: in no loop, or in the body of a loop
 /// itself in no loop (`nested`: the ring continues across it).
 bool ringPlacement(scf::ForOp loop, bool &nested);

@@ -18,7 +18,11 @@ using namespace mlir;
 using namespace mlir::tile;
 using namespace mlir::tile::tma;
 
-/// A load in a loop body that only one dot's B operand reads.
+/// A load in a loop body that only B operands of dots in that body read,
+/// directly or through a tile.trans that only such B operands read: wgmma
+/// reads a 16-bit B from shared memory in either major order, so one slot
+/// serves Qᵀ·… and …·Q alike (a backward's Q and dO). With producer = true
+/// a slot serves one dot (a stage is released once, after its dot).
 std::optional<Match> tma::matchRing(scf::ForOp loop, LoadOp load,
                                     const AxisAnalysis &axes,
                                     std::string *why) {
@@ -31,28 +35,52 @@ std::optional<Match> tma::matchRing(scf::ForOp loop, LoadOp load,
   if (type.getRank() != 2 ||
       !(type.getElementType().isBF16() || type.getElementType().isF16()))
     return fail("it is not a 2-D f16/bf16 tile");
-  if (!load->hasOneUse())
-    return fail("it has more than one reader (a ring slot is read by one "
-                "dot's B operand)");
-  auto dot = dyn_cast<DotOp>(*load->user_begin());
-  if (!dot || dot.getB() != load.getResult() || dot->getBlock() != load->getBlock() ||
-      dot.getA() == load.getResult())
+  auto fn = load->getParentOfType<func::FuncOp>();
+  // Each reader: the dot and the tile it reads as B (the load or a trans).
+  SmallVector<std::pair<DotOp, Value>> readers;
+  auto asB = [&](OpOperand &use) {
+    auto d = dyn_cast<DotOp>(use.getOwner());
+    if (!d || use.getOperandNumber() != 1 || d.getA() == use.get() ||
+        d->getBlock() != load->getBlock())
+      return false;
+    readers.push_back({d, use.get()});
+    return true;
+  };
+  for (OpOperand &use : load->getUses()) {
+    if (asB(use))
+      continue;
+    auto tr = dyn_cast<TransOp>(use.getOwner());
+    if (tr && !tr->use_empty() &&
+        llvm::all_of(tr->getUses(), [&](OpOperand &u) { return asB(u); }))
+      continue;
     return fail("its reader is not the B operand of a dot in the same loop "
-                "body");
-  // The dot must become wgmma (the only reader of a slot): whole warpgroups,
+                "body (directly or transposed)");
+  }
+  if (readers.size() > 1 && getSchedule(fn).getProducer())
+    return fail("it has more than one reader and the schedule has producer "
+                "= true (a ring slot is released after one dot)");
+  // Each dot must become wgmma (the slot's readers): whole warpgroups,
   // each warp on its own 16 rows of 64-row blocks, N <= 256.
-  int64_t warps = getNumWarps(load->getParentOfType<func::FuncOp>());
-  int64_t rowsM = cast<TileType>(dot.getA().getType()).getDimSize(0);
-  if (warps % 4 || rowsM < 16 * warps || rowsM % 64)
-    return fail("its dot (M = " + std::to_string(rowsM) + ", " +
-                std::to_string(warps) +
-                " warps) cannot become wgmma: M must be a multiple of 64 "
-                "with 16 rows per warp, on whole warpgroups");
-  if (type.getDimSize(1) % 8 || type.getDimSize(1) > 256 ||
-      type.getDimSize(0) % 16)
-    return fail("its dot's N or K does not suit wgmma (N a multiple of 8, "
-                "at most 256; K a multiple of 16)");
-  return matchLoadBox(loop, load, dot, axes, why);
+  int64_t warps = getNumWarps(fn);
+  for (auto [dot, b] : readers) {
+    int64_t rowsM = cast<TileType>(dot.getA().getType()).getDimSize(0);
+    if (warps % 4 || rowsM < 16 * warps || rowsM % 64)
+      return fail("its dot (M = " + std::to_string(rowsM) + ", " +
+                  std::to_string(warps) +
+                  " warps) cannot become wgmma: M must be a multiple of 64 "
+                  "with 16 rows per warp, on whole warpgroups");
+    auto tb = cast<TileType>(b.getType());
+    if (tb.getDimSize(1) % 8 || tb.getDimSize(1) > 256 ||
+        tb.getDimSize(0) % 16)
+      return fail("its dot's N or K does not suit wgmma (N a multiple of 8, "
+                  "at most 256; K a multiple of 16)");
+  }
+  std::optional<Match> m =
+      matchLoadBox(loop, load, readers.front().first, axes, why);
+  if (m)
+    for (auto [dot, b] : readers)
+      m->dots.push_back(dot);
+  return m;
 }
 
 /// Whether `load` is what the schedule's tma_a is about: outside loops (in the kernel's
@@ -73,19 +101,29 @@ bool tma::readOnlyAsSlotDotA(LoadOp load, const DenseSet<Operation *> &slotDots)
 /// Such a load (the caller checked readOnlyAsSlotDotA), K contiguous: one
 /// copy into a one-stage slot, read in place by wgmma (Q of flash_fwd: its
 /// registers go to the softmax).
-std::optional<Match> tma::matchA(LoadOp load, const AxisAnalysis &axes) {
+std::optional<Match> tma::matchA(LoadOp load, const AxisAnalysis &axes,
+                                 std::string *why) {
+  auto fail = [&](const std::string &reason) -> std::optional<Match> {
+    if (why)
+      *why = reason;
+    return std::nullopt;
+  };
   auto type = cast<TileType>(load.getType());
   if (type.getRank() != 2 ||
       !(type.getElementType().isBF16() || type.getElementType().isF16()))
-    return std::nullopt;
+    return fail("it is not a 2-D f16/bf16 tile");
   int64_t warps = getNumWarps(load->getParentOfType<func::FuncOp>());
   int64_t rowsM = type.getDimSize(0);
   if (warps % 4 || rowsM < 16 * warps || rowsM % 64)
-    return std::nullopt;
+    return fail("its M = " + std::to_string(rowsM) + " rows on " +
+                std::to_string(warps) +
+                " warps is no wgmma A (a multiple of 64, 16 rows per warp)");
   auto dot = cast<DotOp>(*load->user_begin());
-  std::optional<Match> m = matchLoadBox(nullptr, load, dot, axes);
-  if (!m || m->inner != 1)
+  std::optional<Match> m = matchLoadBox(nullptr, load, dot, axes, why);
+  if (!m)
     return std::nullopt;
+  if (m->inner != 1)
+    return fail("its K dimension is not the contiguous one");
   return m;
 }
 
@@ -114,6 +152,21 @@ void replaceByWait(OpBuilder &b, Match mt, Value stage, Value parity,
   auto wait = TmaWaitOp::create(b, loc, load.getType(), stage, parity, valid,
                                 b.getI64IntegerAttr(slot),
                                 b.getI64IntegerAttr(mt.inner));
+  // A transposed reader waits for the same stage with the other dimension
+  // contiguous. It zeroes the rows past the bound as well: later passes may
+  // move either wait (tile-overlap-dots runs a product an iteration late),
+  // and both write the same zeros, only in a box that crosses the bound.
+  for (Operation *user : llvm::make_early_inc_range(load->getUsers())) {
+    auto tr = dyn_cast<TransOp>(user);
+    if (!tr)
+      continue;
+    b.setInsertionPoint(tr);
+    auto twait = TmaWaitOp::create(b, loc, tr.getType(), stage, parity, valid,
+                                   b.getI64IntegerAttr(slot),
+                                   b.getI64IntegerAttr(1 - mt.inner));
+    tr.replaceAllUsesWith(twait.getResult());
+    tr.erase();
+  }
   load.replaceAllUsesWith(wait.getResult());
   load.erase();
 }

@@ -142,20 +142,21 @@ struct TmaLoadsPass : public mlir::tile::impl::TileTmaLoadsBase<TmaLoadsPass> {
       // A operands outside loops of the dots whose B becomes a copy.
       DenseSet<Operation *> slotDots;
       for (auto &m : matches)
-        slotDots.insert(m.second.dot);
+        for (DotOp d : m.second.dots)
+          slotDots.insert(d);
       // tma_a asked for: an A operand it leaves as a load gets a warning.
       SmallVector<Match> aMatches;
       if (!slotDots.empty() && getSchedule(fn).getTmaA())
         fn.walk([&](LoadOp ld) {
           if (!readOnlyAsSlotDotA(ld, slotDots))
             return;
-          if (std::optional<Match> m = matchA(ld, axes))
+          std::string why;
+          if (std::optional<Match> m = matchA(ld, axes, &why))
             aMatches.push_back(*m);
           else
             ld.emitWarning(kStaysLoad)
-                << "its box does not qualify (2-D f16/bf16, K contiguous, "
-                   "masked by row < bound, a first row the pass can prove "
-                   "non-negative; docs/dialect.md)";
+                << "its box does not qualify: " << why
+                << " (docs/dialect.md, tile-tma-loads)";
         });
       // Stages: the schedule's num_stages (default 3), fewer where the
       // rings would not fit in kRingBudget; the one-stage A slots only

@@ -155,6 +155,14 @@ FailureOr<Value> loadedOrigin(OpBuilder &b, scf::ForOp loop, ScalarLoadOp l,
   return out;
 }
 
+/// Whether `c` widens an integer tile (i32 -> i64).
+static bool widensInt(CastOp c) {
+  auto from = dyn_cast<IntegerType>(
+      cast<TileType>(c.getOperand().getType()).getElementType());
+  auto to = dyn_cast<IntegerType>(cast<TileType>(c.getType()).getElementType());
+  return from && to && from.getWidth() < to.getWidth();
+}
+
 /// Builds the scalar value of tile `v` at coordinate 0 (iota -> 0), with
 /// the values of `map` substituted (the induction variable).
 FailureOr<Value> originOf(OpBuilder &b, scf::ForOp loop, Value v,
@@ -194,6 +202,15 @@ FailureOr<Value> originOf(OpBuilder &b, scf::ForOp loop, Value v,
     if (failed(x))
       return failure();
     out = *x;
+  } else if (auto c = dyn_cast_or_null<CastOp>(def); c && widensInt(c)) {
+    // An integer widening: offsets computed in i32 and added to an i64
+    // base.
+    FailureOr<Value> x = recur(c.getOperand());
+    if (failed(x))
+      return failure();
+    Type to = cast<TileType>(c.getType()).getElementType();
+    out = c.getIsUnsigned() ? Value(arith::ExtUIOp::create(b, loc, to, *x))
+                            : Value(arith::ExtSIOp::create(b, loc, to, *x));
   } else if (isa_and_nonnull<AddOp, MulOp, AddPtrOp>(def)) {
     FailureOr<Value> l = recur(def->getOperand(0));
     FailureOr<Value> r = failed(l) ? l : recur(def->getOperand(1));

@@ -112,6 +112,36 @@ bool dependsOn(Value v, Value y) {
 
 /// Every addend of the pointer chain is loop-invariant except exactly one
 /// row offset of `y`.
+/// Counts the row terms among the addends of offset `off` (through
+/// broadcasts, tile.add and integer widening casts: `base + keys * D +
+/// cols` computed as one i64 offset); false when an addend other than a
+/// row term depends on `y` or is not loop-invariant.
+static bool rowTermsOf(scf::ForOp loop, Value off, Value y, unsigned inner,
+                       int64_t stride, Value strideValue, int &rowTerms) {
+  if (isRowOffset(off, y, inner, stride, strideValue)) {
+    ++rowTerms;
+    return true;
+  }
+  if (!dependsOn(off, y))
+    return isInvariant(loop, off);
+  Operation *def = off.getDefiningOp();
+  auto recur = [&](Value v) {
+    return rowTermsOf(loop, v, y, inner, stride, strideValue, rowTerms);
+  };
+  if (isa_and_nonnull<BroadcastOp>(def))
+    return recur(def->getOperand(0));
+  if (auto c = dyn_cast_or_null<CastOp>(def)) {
+    auto from = dyn_cast<IntegerType>(
+        cast<TileType>(c.getOperand().getType()).getElementType());
+    auto to = dyn_cast<IntegerType>(cast<TileType>(c.getType()).getElementType());
+    return from && to && from.getWidth() <= to.getWidth() &&
+           recur(c.getOperand());
+  }
+  if (isa_and_nonnull<AddOp>(def))
+    return recur(def->getOperand(0)) && recur(def->getOperand(1));
+  return false;
+}
+
 bool pointerMovesOnlyByRow(scf::ForOp loop, Value ptr, Value y, unsigned inner,
                            int64_t stride, Value strideValue) {
   int rowTerms = 0;
@@ -126,10 +156,8 @@ bool pointerMovesOnlyByRow(scf::ForOp loop, Value ptr, Value y, unsigned inner,
         return false;
       return rowTerms == 1;
     } else if (auto add = dyn_cast_or_null<AddPtrOp>(def)) {
-      Value off = add.getOffset();
-      if (isRowOffset(off, y, inner, stride, strideValue))
-        ++rowTerms;
-      else if (dependsOn(off, y) || !isInvariant(loop, off))
+      if (!rowTermsOf(loop, add.getOffset(), y, inner, stride, strideValue,
+                      rowTerms))
         return false;
       ptr = add.getPtr();
     } else {

@@ -8,7 +8,9 @@
 //
 // JIT-compiles the three backward kernels (examples/attention/
 // flash_bwd_preprocess.tile, flash_bwd_dkdv.tile, flash_bwd_dq.tile; the
-// directory is $TILEC_SOURCE_DIR/examples/attention when set) for every
+// directory is $TILEC_SOURCE_DIR/examples/attention when set), each with
+// its config table's schedule where configs/ has one for the GPU's arch
+// (as tile::AttentionBackward compiles them), for every
 // (dtype, causal, head dim), and for four GQA configurations (G = 8, 4, 2:
 // K/V of BH / G heads, dK and dV summed over each group), runs preprocess → dK/dV → dQ and compares dQ,
 // dK, dV (and delta) against an fp64 CPU backward of softmax(QKᵀ·scale)V.
@@ -49,6 +51,7 @@
 #include "TestDevice.h"
 #include "TestOptions.h"
 
+#include "tile/ConfigTable.h"
 #include "tile/JIT.h"
 #include "tile/Runtime.h"
 
@@ -59,6 +62,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <random>
 #include <string>
 #include <thread>
@@ -237,8 +241,25 @@ bool loadKernels(JIT &jit, const Device &dev, const Config &c, Kernels &ks,
                {"flash_bwd_dkdv.tile", &withCausal, &ks.dkdv, "BN", &ks.dkdvBN},
                {"flash_bwd_dq.tile", &withCausal, &ks.dq, "BM", &ks.dqBM}};
   for (auto &s : specs) {
-    Expected<Kernel> k =
-        jit.loadFile(dev, attentionDir() + "/" + s.file, *s.defines);
+    // The configuration tile::AttentionBackward uses: the kernel's config
+    // table for this arch where there is one (its entry at S = 1000).
+    std::string stem = std::string(s.file).substr(0, std::strlen(s.file) - 5);
+    std::string tablePath =
+        attentionDir() + "/configs/" + stem + "." + dev.archString() + ".json";
+    KernelConfig config;
+    if (std::ifstream(tablePath).good()) {
+      ConfigTable table;
+      if (!ConfigTable::load(tablePath, table, error))
+        return false;
+      Defines keys = *s.defines;
+      keys.erase("G");
+      config = table.lookup(keys, 1000);
+    }
+    Defines defines = config.defines;
+    for (const auto &[k, v] : *s.defines)
+      defines[k] = v;
+    Expected<Kernel> k = jit.loadFile(dev, attentionDir() + "/" + s.file,
+                                      defines, "", config.schedule);
     if (!k) {
       error = std::string(s.file) + ": " + k.error();
       return false;

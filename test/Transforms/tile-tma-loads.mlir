@@ -179,7 +179,7 @@ module attributes {tile.arch = "sm_90a", tile.remarks} {
       %ok = tile.cmp lt %keys, %ns : <32xi32> -> <32xi1>
       %ok1 = tile.expand_dims %ok {axis = 0 : i32} : <32xi1> -> <1x32xi1>
       %m = tile.broadcast %ok1 : <1x32xi1> -> <64x32xi1>
-      // expected-remark @+1 {{dot operand load stays off TMA: it has more than one reader}}
+      // expected-remark @+1 {{dot operand load stays off TMA: its reader is not the B operand of a dot in the same loop body (directly or transposed)}}
       %b = tile.load %p, %m, %other : <64x32x!tile.ptr<bf16>>, !tile.tile<64x32xi1>, !tile.tile<64x32xbf16> -> <64x32xbf16>
       %d = tile.dot %a, %b, %acc : <64x64xbf16>, <64x32xbf16>, <64x32xf32>
       %f = tile.cast %b : <64x32xbf16> -> <64x32xf32>

@@ -167,10 +167,15 @@ TEST(AttentionBackwardTest, PlansThreeKernelsAndRunsWithoutAllocating) {
     if (i > 0) {
       EXPECT_EQ(o.defines.at("CAUSAL"), "true");
     }
+    // dK/dV and dQ take their sm_90a config table's schedule
+    // (examples/attention/configs/flash_bwd_*.sm_90a.json: K, V and Q, dO
+    // in shared memory); preprocess has no table.
+    EXPECT_EQ(o.schedule.tmaA, i > 0) << name;
   }
   ASSERT_EQ(f.lines.size(), 1u);
   EXPECT_EQ(f.lines[0], "attention backward: flash_bwd_preprocess, "
-                        "flash_bwd_dkdv, flash_bwd_dq (BM=64 BN=32, sm_90a)");
+                        "flash_bwd_dkdv, flash_bwd_dq (BM=64 BN=32, sm_90a; "
+                        "flash_bwd_dkdv: default; flash_bwd_dq: default)");
 
   FakeCudaState before = *fake();
   ASSERT_TRUE(b->run().ok());
