@@ -30,7 +30,6 @@ def tilec_torch_runner(s):
 
 
 def sdpa_runner(name, s):
-    import torch
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
 

@@ -7,7 +7,7 @@ without torch, for --dry-run); the functions below it import torch lazily.
 """
 import math
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 SPARSE_BLOCK = 128  # granularity of the random block-sparse pattern (tokens)
 WINDOW = 1024       # sliding window: query i sees keys i-1023 .. i
@@ -133,7 +133,7 @@ def gpu_data(v, s, data):
     """The variant's tensors on the GPU: aux_f / aux_i / aux_n as the tilec
     hooks read them, sinks, and what the Flex mods and SDPA masks index."""
     import torch
-    S, B, H = s["S"], s["B"], s["H"]
+    S, H = s["S"], s["H"]
     out = dict(aux_n=0)
     if v.name == "alibi":
         out["slopes"] = torch.tensor(alibi_slopes(H), device="cuda", dtype=torch.float32)
