@@ -45,6 +45,14 @@ public:
                     ConfigTable &out, std::string &error);
   static bool load(const std::string &path, ConfigTable &out,
                    std::string &error);
+  /// The entry for a launch from the table at `path` where that file
+  /// exists; where it does not, the kernel's own defines and the default
+  /// schedule (origin "no table"). False with `error` when it exists and
+  /// does not parse.
+  static bool lookupIfPresent(const std::string &path,
+                              const std::map<std::string, std::string> &keys,
+                              int64_t size, KernelConfig &out,
+                              std::string &error);
 
   /// The configuration for a launch: `keys` holds the value of every name
   /// in keys() (as text: "bf16", "64", "true"), `size` the launch's size.

@@ -22,7 +22,6 @@
 
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 
 using namespace tile;
 using namespace tile::attention_detail;
@@ -64,29 +63,6 @@ std::string validateBackward(const AttentionBackwardParams &p) {
 
 int kvHeads(const AttentionBackwardParams &p) {
   return p.headsKv ? p.headsKv : p.heads;
-}
-
-/// The configuration of backward kernel `name` for the launch `keys` at
-/// `seqlen`: from its table `dir/configs/NAME.ARCH.json` where there is
-/// one (the sm_90a tables put K and V in shared memory: tma_a), else the
-/// kernel's own defaults and the default schedule. A table that exists but
-/// does not parse is an error.
-Expected<KernelConfig> backwardConfig(const std::string &dir,
-                                      const std::string &name,
-                                      const std::string &arch,
-                                      const Defines &keys, int seqlen) {
-  std::string path = dir + "/configs/" + name + "." + arch + ".json";
-  if (!std::ifstream(path).good()) {
-    KernelConfig none;
-    none.origin = "no table";
-    return none;
-  }
-  ConfigTable table;
-  std::string why;
-  if (!ConfigTable::load(path, table, why))
-    return Status::error("attention backward: cannot read the config table: " +
-                         firstLine(why));
-  return table.lookup(keys, seqlen);
 }
 
 /// A positive integer constant of a manifest ("BM", "BN"), else 0.
@@ -157,20 +133,24 @@ AttentionBackward::plan(const Device &device,
   };
   std::string origins;
   for (Step &s : steps) {
-    Defines keys = *s.defines;
-    keys.erase("G");
-    auto config = backwardConfig(dir, s.name, arch, keys, params.seqlen);
-    if (!config)
-      return config.status();
-    Defines defines = config->defines;
+    // The kernel's table for the arch, where there is one (the sm_90a
+    // tables put K and V in shared memory: tma_a).
+    KernelConfig config;
+    std::string why;
+    if (!ConfigTable::lookupIfPresent(
+            fmt::format("{}/configs/{}.{}.json", dir, s.name, arch),
+            *s.defines, params.seqlen, config, why))
+      return Status::error("attention backward: cannot read the config "
+                           "table: " + firstLine(why));
+    Defines defines = config.defines;
     for (const auto &[k, v] : *s.defines)
       defines[k] = v;
-    if (config->origin != "no table")
+    if (config.origin != "no table")
       origins += fmt::format("{}{}: {}", origins.empty() ? "" : "; ", s.name,
-                             config->origin);
+                             config.origin);
     auto k = compileAndLoad(*b.options.jit, device,
                             dir + "/" + s.name + ".tile", defines, "",
-                            arch, config->schedule, s.name);
+                            arch, config.schedule, s.name);
     if (!k)
       return k.status().withContext("attention backward");
     *s.kernel = k.take();

@@ -150,6 +150,21 @@ bool ConfigTable::load(const std::string &path, ConfigTable &out,
   return parse(ss.str(), path, out, error);
 }
 
+bool ConfigTable::lookupIfPresent(
+    const std::string &path, const std::map<std::string, std::string> &keys,
+    int64_t size, KernelConfig &out, std::string &error) {
+  if (!std::ifstream(path).good()) {
+    out = KernelConfig();
+    out.origin = "no table";
+    return true;
+  }
+  ConfigTable table;
+  if (!load(path, table, error))
+    return false;
+  out = table.lookup(keys, size);
+  return true;
+}
+
 KernelConfig ConfigTable::lookup(const std::map<std::string, std::string> &keys,
                                  int64_t size) const {
   const Entry *below = nullptr, *smallest = nullptr;

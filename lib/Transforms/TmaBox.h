@@ -64,6 +64,9 @@ struct BoxOrigin {
 bool definedOutside(scf::ForOp loop, Value v);
 /// Defined outside `loop`, or by pure ops of its body from such values.
 bool isInvariant(scf::ForOp loop, Value v);
+/// Whether `c` widens an integer tile (i32 -> i64: offsets computed in i32
+/// and added to an i64 base).
+bool widensInt(CastOp c);
 /// The integer constant `v` is (scalar, or a splat or full tile).
 std::optional<int64_t> constantOf(Value v);
 

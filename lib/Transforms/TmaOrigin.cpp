@@ -155,8 +155,7 @@ FailureOr<Value> loadedOrigin(OpBuilder &b, scf::ForOp loop, ScalarLoadOp l,
   return out;
 }
 
-/// Whether `c` widens an integer tile (i32 -> i64).
-static bool widensInt(CastOp c) {
+bool widensInt(CastOp c) {
   auto from = dyn_cast<IntegerType>(
       cast<TileType>(c.getOperand().getType()).getElementType());
   auto to = dyn_cast<IntegerType>(cast<TileType>(c.getType()).getElementType());

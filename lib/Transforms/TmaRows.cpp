@@ -110,8 +110,6 @@ bool dependsOn(Value v, Value y) {
                       [&](Value o) { return dependsOn(o, y); });
 }
 
-/// Every addend of the pointer chain is loop-invariant except exactly one
-/// row offset of `y`.
 /// Counts the row terms among the addends of offset `off` (through
 /// broadcasts, tile.add and integer widening casts: `base + keys * D +
 /// cols` computed as one i64 offset); false when an addend other than a
@@ -130,18 +128,15 @@ static bool rowTermsOf(scf::ForOp loop, Value off, Value y, unsigned inner,
   };
   if (isa_and_nonnull<BroadcastOp>(def))
     return recur(def->getOperand(0));
-  if (auto c = dyn_cast_or_null<CastOp>(def)) {
-    auto from = dyn_cast<IntegerType>(
-        cast<TileType>(c.getOperand().getType()).getElementType());
-    auto to = dyn_cast<IntegerType>(cast<TileType>(c.getType()).getElementType());
-    return from && to && from.getWidth() <= to.getWidth() &&
-           recur(c.getOperand());
-  }
+  if (auto c = dyn_cast_or_null<CastOp>(def))
+    return widensInt(c) && recur(c.getOperand());
   if (isa_and_nonnull<AddOp>(def))
     return recur(def->getOperand(0)) && recur(def->getOperand(1));
   return false;
 }
 
+/// Every addend of the pointer chain is loop-invariant except exactly one
+/// row offset of `y`.
 bool pointerMovesOnlyByRow(scf::ForOp loop, Value ptr, Value y, unsigned inner,
                            int64_t stride, Value strideValue) {
   int rowTerms = 0;

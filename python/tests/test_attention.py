@@ -99,6 +99,10 @@ class ForwardTest(unittest.TestCase):
         with self.assertRaises(ValueError):
             tilec.attention(q.double(), k.double(), v.double())
         # The backward's head dims are 64 and 128: a clear error for 80.
+        # The backward needs as many keys as queries (no cross-attention).
+        lse = torch.zeros(1, 2, 16, device=DEV)
+        with self.assertRaises(ValueError):
+            torch.ops.tilec.attention_bwd(q, q, k[:, :, :8], v[:, :, :8], q, lse, False, 0.125)
         q, k, v = inputs(1, 2, 16, 80, torch.float32, grad=True)
         with self.assertRaises(RuntimeError) as e:  # TilecError, maybe wrapped by autograd
             tilec.attention(q, k, v).sum().backward()

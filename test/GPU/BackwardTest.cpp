@@ -62,7 +62,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <random>
 #include <string>
 #include <thread>
@@ -244,17 +243,11 @@ bool loadKernels(JIT &jit, const Device &dev, const Config &c, Kernels &ks,
     // The configuration tile::AttentionBackward uses: the kernel's config
     // table for this arch where there is one (its entry at S = 1000).
     std::string stem = std::string(s.file).substr(0, std::strlen(s.file) - 5);
-    std::string tablePath =
-        attentionDir() + "/configs/" + stem + "." + dev.archString() + ".json";
     KernelConfig config;
-    if (std::ifstream(tablePath).good()) {
-      ConfigTable table;
-      if (!ConfigTable::load(tablePath, table, error))
-        return false;
-      Defines keys = *s.defines;
-      keys.erase("G");
-      config = table.lookup(keys, 1000);
-    }
+    if (!ConfigTable::lookupIfPresent(attentionDir() + "/configs/" + stem +
+                                          "." + dev.archString() + ".json",
+                                      *s.defines, 1000, config, error))
+      return false;
     Defines defines = config.defines;
     for (const auto &[k, v] : *s.defines)
       defines[k] = v;

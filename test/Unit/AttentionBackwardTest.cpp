@@ -241,7 +241,12 @@ TEST(AttentionBackwardTest, Sm80CompilesForSm80) {
   for (const auto &call : f.compiler.calls) {
     EXPECT_EQ(call.second.arch, "sm_80");
     EXPECT_EQ(call.second.defines.at("T"), "f32");
+    // No sm_80 table: the kernels' defaults and the default schedule.
+    EXPECT_FALSE(call.second.schedule.tmaA);
   }
+  ASSERT_EQ(f.lines.size(), 1u);
+  EXPECT_EQ(f.lines[0].find("flash_bwd_dkdv:"), std::string::npos)
+      << f.lines[0];
   ASSERT_TRUE(b->run().ok());
   EXPECT_FLOAT_EQ(asFloat(fake()->params[8]), 0.5f);
   EXPECT_EQ(fake()->grid[0], 1u);
