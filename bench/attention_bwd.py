@@ -57,14 +57,14 @@ from bwd_measure import (RTOL, bwd_flops, measure, print_row, print_rows_header,
                          print_table, reference_bwd, summarize, write_outputs)
 
 SEQLENS = [1024, 2048, 4096, 8192, 16384]
-HEAD_DIMS = [64, 128]  # tilec's backward head dims
+HEAD_DIMS = [64, 96, 128, 256]  # tilec's backward head dims
 
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--dtype", nargs="+", choices=list(DTYPES), help="default: bf16 fp16")
-    p.add_argument("--head-dim", nargs="+", type=int, choices=HEAD_DIMS, default=HEAD_DIMS)
+    p.add_argument("--head-dim", nargs="+", type=int, choices=HEAD_DIMS, default=[64, 128])
     p.add_argument("--seqlen", nargs="+", type=int, help=f"default: {SEQLENS}")
     p.add_argument("--causal", choices=["0", "1", "both"], default="both")
     p.add_argument("--providers", nargs="+", choices=PROVIDERS + EXTRA_PROVIDERS, default=PROVIDERS,

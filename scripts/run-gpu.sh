@@ -107,11 +107,14 @@ for t in tile-gpu-persistent tile-gpu-cta-programs tile-gpu-launch-contract \
 done
 # PyTorch (python3 with torch; exit 77, "skipped", without): tilec.attention
 # against SDPA, gradients, torch.compile, CUDA-graph replay; then 100 training
-# steps of a tiny model on tilec and on SDPA. The package finds
+# steps of a tiny model on tilec and on SDPA, and 50 of an fp32 layer whose
+# logits pass 88 (a naive softmax goes NaN, tilec's gradients match fp64
+# at every step). The package finds
 # lib/libtilec_c.so.1 beside it (DEST/python/tilec -> DEST/lib).
 if [[ -f $DEST/python/tests/test_attention.py ]]; then
   run_step python-attention python3 "$DEST/python/tests/test_attention.py"
   run_step python-train-tiny python3 "$DEST/examples/python/train_tiny.py"
+  run_step python-train-sharpen python3 "$DEST/examples/python/train_sharpen.py"
 fi
 if [[ -x $DEST/bin/tilec && -f $DEST/examples/attention/flash_fwd.tile ]]; then
   mkdir -p "$DEST/out"

@@ -48,9 +48,10 @@ std::string validateBackward(const AttentionBackwardParams &p) {
   if (p.layout != AttentionLayout::BHSD)
     return "layout bshd is not supported (the backward kernels read "
            "[B*H, S, D]: pass bhsd)";
-  if (p.headDim != 64 && p.headDim != 128)
+  if (p.headDim != 64 && p.headDim != 96 && p.headDim != 128 &&
+      p.headDim != 256)
     return fmt::format("head dim {} is not supported (the backward kernels "
-                       "are built for 64 and 128)",
+                       "are built for 64, 96, 128 and 256)",
                        p.headDim);
   if (p.headsKv < 0 || (p.headsKv && p.heads % p.headsKv != 0))
     return fmt::format("heads_kv {} must divide heads {} (GQA groups)",

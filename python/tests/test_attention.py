@@ -8,7 +8,7 @@ and run-gpu.sh report it skipped). References are PyTorch SDPA in float64
 (the math backend), with SDPA in the input dtype printed beside tilec:
  - forward: rel-L2 of O ≤ 2e-5 (f32) or 1e-2 (bf16, f16), odd seqlens, causal
    or not, head dims 64, 128 and 80 (80: the reference kernel);
- - gradients (also GQA/MQA): rel-L2 of dQ, dK, dV ≤ 1e-4 (f32) or 2e-2 (bf16)
+ - gradients (also GQA/MQA; head dims 64, 96, 128): rel-L2 of dQ, dK, dV ≤ 1e-4 (f32) or 2e-2 (bf16)
    or 3x SDPA's in the same precision; forward-only variants refuse the
    backward with NotImplementedError; and in f32 a
    central finite difference of sum(O * W) along a random direction agrees
@@ -98,11 +98,11 @@ class ForwardTest(unittest.TestCase):
             tilec.attention(q, k[:, :, :8], v)
         with self.assertRaises(ValueError):
             tilec.attention(q.double(), k.double(), v.double())
-        # The backward's head dims are 64 and 128: a clear error for 80.
         # The backward needs as many keys as queries (no cross-attention).
         lse = torch.zeros(1, 2, 16, device=DEV)
         with self.assertRaises(ValueError):
             torch.ops.tilec.attention_bwd(q, q, k[:, :, :8], v[:, :, :8], q, lse, False, 0.125)
+        # The backward's head dims are 64, 96, 128 and 256: a clear error for 80.
         q, k, v = inputs(1, 2, 16, 80, torch.float32, grad=True)
         with self.assertRaises(RuntimeError) as e:  # TilecError, maybe wrapped by autograd
             tilec.attention(q, k, v).sum().backward()
@@ -206,7 +206,8 @@ class BackwardTest(unittest.TestCase):
     def test_gradients_against_sdpa(self):
         cases = [(torch.float32, 1e-4), (torch.bfloat16, 2e-2), (torch.float16, 2e-2)]
         for dtype, tol in cases:
-            for B, H, S, D in [(2, 3, 203, 64), (1, 2, 130, 128), (1, 1, 1, 64)]:
+            for B, H, S, D in [(2, 3, 203, 64), (1, 2, 130, 128), (1, 1, 1, 64),
+                               (1, 2, 77, 96)]:
                 for causal in (False, True):
                     with self.subTest(dtype=dtype, shape=(B, H, S, D), causal=causal):
                         q, k, v = inputs(B, H, S, D, dtype)

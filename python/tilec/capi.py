@@ -170,7 +170,7 @@ class ForwardPlan(_Plan):
 
 
 class BackwardPlan(_Plan):
-    """tile::AttentionBackward for one shape (BHSD, head dim 64 or 128)."""
+    """tile::AttentionBackward for one shape (BHSD, head dim 64, 96, 128 or 256)."""
     _kind = "bwd"
 
     def run(self, q, k, v, o, lse, dout, dq, dk, dv, stream=0):

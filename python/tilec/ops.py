@@ -241,9 +241,9 @@ def attention(q, k, v, causal=False, scale=None, *, window=(-1, -1), bottom_righ
     [B, H_kv, S_k, D] (bf16, f16, f32) on a CUDA device; scale None: 1/sqrt(D).
 
     Plain attention (H_kv = H, S_k = S) and GQA/MQA (H_kv dividing H, S_k =
-    S) are differentiable (the backward needs D 64 or 128). The other
-    variants (docs/variants.md) are forward only (backpropagating through
-    one raises NotImplementedError naming it): cross-attention (S_k != S;
+    S) are differentiable (the backward needs D 64, 96, 128 or 256). The
+    other variants (docs/variants.md) are forward only (backpropagating
+    through one raises NotImplementedError naming it): cross-attention (S_k != S;
     bottom_right aligns causal and window bounds at the last key), window =
     (left, right) (-1: unbounded), softcap (score -> softcap * tanh(score /
     softcap)), alibi_slopes and sinks (float32 [H])."""

@@ -7,7 +7,7 @@
 // forward writes O and LSE, the backward reads them with dO and writes dQ,
 // dK, dV. Checked against an fp64 CPU forward and backward of
 // softmax(QKᵀ·scale)V on the same (dtype-rounded) inputs, for bf16, f16,
-// f32, causal or not, head dims 64 and 128, odd seqlens, GQA and MQA (the
+// f32, causal or not, head dims 64, 96, 128 and 256, odd seqlens, GQA and MQA (the
 // forward on flex_fwd, dK and dV summed over each group's query heads):
 //  - rel-L2 of dQ, dK, dV ≤ 1e-4 (f32) or ≤ 2e-2 (f16, bf16): the bounds of
 //    tile-gpu-bwd (BackwardTest.cpp says why); here O is the GPU forward's,
@@ -256,6 +256,8 @@ int main() {
       // GQA 4:1 and MQA: dK, dV summed over each group's query heads.
       {DType::BF16, true, 2, 8, 150, 128, 2}, {DType::F32, false, 1, 4, 77, 64, 1},
       {DType::F16, true, 1, 6, 65, 64, 3},
+      // Head dims 96 (padded to 128 in registers) and 256 (two-stage rings).
+      {DType::BF16, false, 1, 3, 131, 96}, {DType::F16, true, 2, 2, 90, 256},
   };
   int failures = 0;
   for (const Case &c : cases)

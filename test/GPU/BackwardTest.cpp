@@ -528,7 +528,7 @@ int main(int argc, char **argv) {
   };
   for (DType t : {DType::BF16, DType::F16, DType::F32})
     for (bool causal : {false, true})
-      for (int d : {64, 128}) {
+      for (int d : {64, 96, 128, 256}) {
         std::vector<Case> these = cases;
         if (t == DType::F32) // logits of about 1e3: q scaled by 300
           these.push_back({2, 257, 300.0f, 0, "logits ~1e3"});
