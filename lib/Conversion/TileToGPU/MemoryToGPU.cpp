@@ -1,8 +1,11 @@
 //===- MemoryToGPU.cpp - global loads, stores and atomics -----------------===//
 //
 // Each element a thread holds becomes one predicated PTX access (the mask
-// turns into a predicate; masked-out loads yield `other`). Replicated copies
-// of an element (zero lane/warp bases) store and add only once.
+// turns into a predicate; masked-out loads yield `other`), or one per
+// `tile.vec` consecutive elements. Replicated copies of an element (zero
+// lane/warp bases) store and add only once. An atomic_add whose old values
+// are unused is a `red`: the thread does not wait for the memory system's
+// answer, and on sm_90 two or four f32 go in one instruction.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Conversion/TileToGPU/ThreadLayout.h"
@@ -264,6 +267,26 @@ struct AtomicAddLowering : TilePattern<AtomicAddOp> {
     SmallVector<Value> vals = unpack(rw, loc, a.getValue());
     SmallVector<Value> masks = ownedMasks(rw, loc, kernel(op), layoutOf(op.getPtr()),
                                           a.getMask(), ptrs.size());
+    if (op->hasAttr(kReductionAttr)) {
+      // No old values: `red`, `vec` consecutive f32 per instruction (sm_90).
+      int64_t vec = vecOf(op);
+      StringRef type = elt.isF32() ? ".f32" : ".u32";
+      for (size_t g = 0; g < ptrs.size(); g += vec) {
+        SmallVector<Value> operands = {ptrs[g], predicateI32(rw, loc, masks[g])};
+        for (int64_t i = 0; i < vec; ++i)
+          operands.push_back(vals[g + i]);
+        std::string text = ("{\n .reg .pred p;\n setp.ne.b32 p, $1, 0;\n @p red.global.add" +
+                            vecSuffix(int(vec)) + type + " [$0], " +
+                            operandList(2, int(vec)) + ";\n}")
+                               .str();
+        std::string cons = "l,r";
+        for (int64_t i = 0; i < vec; ++i)
+          cons += ("," + c).str();
+        ptx(rw, loc, Type(), operands, text, cons, /*sideEffects=*/true);
+      }
+      rw.eraseOp(op);
+      return success();
+    }
     std::string text = ("{\n .reg .pred p;\n setp.ne.b32 p, $3, 0;\n mov.b32 $0, 0;\n @p " +
                         insn + " $0, [$1], $2;\n}")
                            .str();

@@ -219,7 +219,7 @@ Value lowering::ptx(OpBuilder &b, Location loc, Type result,
   return result ? op.getResult(0) : Value();
 }
 
-void lowering::annotateVectorAccesses(Operation *root) {
+void lowering::annotateVectorAccesses(Operation *root, bool vectorRed) {
   AxisAnalysis axes(root);
   auto annotate = [&](Operation *op, Value ptr, Value mask, Value other) {
     auto t = cast<TileType>(ptr.getType());
@@ -239,5 +239,11 @@ void lowering::annotateVectorAccesses(Operation *root) {
       annotate(op, ld.getPtr(), ld.getMask(), ld.getOther());
     else if (auto st = dyn_cast<StoreOp>(op))
       annotate(op, st.getPtr(), st.getMask(), Value());
+    else if (auto at = dyn_cast<AtomicAddOp>(op); at && at->use_empty()) {
+      op->setAttr(kReductionAttr, UnitAttr::get(op->getContext()));
+      auto vt = cast<TileType>(at.getValue().getType());
+      if (vectorRed && vt.getElementType().isF32())
+        annotate(op, at.getPtr(), at.getMask(), Value());
+    }
   });
 }

@@ -26,10 +26,16 @@ inline constexpr llvm::StringLiteral kAfterWriteAttr = "tile.after_write";
 /// after one of its global writes.
 void annotateReadsAfterWrites(Operation *root);
 
+/// Unit attribute on an atomic_add whose old values nobody reads: lowered as
+/// `red` (no returned value, no wait for the memory system's answer).
+inline constexpr llvm::StringLiteral kReductionAttr = "tile.red";
+
 /// Sets kVectorAttr on the loads and stores of `root` whose addresses are
 /// contiguous, aligned and uniformly masked over a thread's leading
-/// registers (see AxisAnalysis).
-void annotateVectorAccesses(Operation *root);
+/// registers (see AxisAnalysis), and kReductionAttr on its atomic_adds
+/// whose results are unused; with `vectorRed` (sm_90: `red.global.add.v2/
+/// .v4.f32`) such f32 atomic_adds get kVectorAttr as stores do.
+void annotateVectorAccesses(Operation *root, bool vectorRed);
 
 /// A shared-memory slot that bulk tensor copies (tile.tma_copy) fill.
 struct TmaSlot {

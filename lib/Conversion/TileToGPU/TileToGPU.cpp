@@ -210,7 +210,10 @@ struct ConvertTileToGPUPass
     });
     if (kernels.empty())
       return;
-    annotateVectorAccesses(module);
+    std::string targetArch = arch;
+    if (auto a = module->getAttrOfType<StringAttr>(kArchAttr); targetArch.empty() && a)
+      targetArch = a.str();
+    annotateVectorAccesses(module, /*vectorRed=*/targetArch == "sm_90a");
     annotateReadsAfterWrites(module);
 
     module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
