@@ -210,16 +210,6 @@ struct ConvertTileToGPUPass
     });
     if (kernels.empty())
       return;
-    std::string targetArch = arch;
-    if (auto a = module->getAttrOfType<StringAttr>(kArchAttr); targetArch.empty() && a)
-      targetArch = a.str();
-    annotateVectorAccesses(module, /*vectorRed=*/targetArch == "sm_90a");
-    annotateReadsAfterWrites(module);
-
-    module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
-                    UnitAttr::get(ctx));
-    OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
-    auto gpuModule = gpu::GPUModuleOp::create(b, module.getLoc(), kGpuModuleName);
     LoweringState state;
     if (!arch.empty())
       state.arch = arch;
@@ -230,6 +220,13 @@ struct ConvertTileToGPUPass
                          << "' (supported: sm_80, sm_90a)";
       return signalPassFailure();
     }
+    annotateVectorAccesses(module, /*vectorRed=*/state.arch == "sm_90a");
+    annotateReadsAfterWrites(module);
+
+    module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                    UnitAttr::get(ctx));
+    OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+    auto gpuModule = gpu::GPUModuleOp::create(b, module.getLoc(), kGpuModuleName);
     for (func::FuncOp fn : kernels) {
       WarpSpecializeOp ws = specializeOp(fn); // found before outlining
       gpu::GPUFuncOp gfn = outline(fn, gpuModule, ws ? kProducerWarps : 0);
