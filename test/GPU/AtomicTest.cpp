@@ -10,6 +10,8 @@
 // whatever the order and the result is compared bit for bit:
 //  - add_rows: a row-masked 64 x 64 f32 tile (203 rows, 5 programs per
 //    row block): out = 5 x, rows past 203 untouched;
+//  - add_cols: a 16 x 64 tile masked at column 37 (a bound inside a
+//    thread's pair: scalar red), 3 programs: out = 3 x left of it, 0 right;
 //  - add_dot: a dot's f32 accumulator (bf16 operands, 3 programs):
 //    out = 3 A·B;
 //  - add_old: 4 programs read the old values: per element they are
@@ -20,6 +22,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "SourceKernel.h"
 #include "TestDevice.h"
 
 #include "tile/JIT.h"
@@ -43,6 +46,13 @@ kernel add_rows<BM = 64, BN = 64>(x: ptr<f32>, out: ptr<f32>, rows: i32) {
   let offs = r[:, None] * BN + c[None, :];
   let ok = (r < rows)[:, None];
   atomic_add(out + offs, load(x + offs, mask: ok, other: 0.0), mask: ok);
+}
+
+kernel add_cols<BM = 16, BN = 64>(x: ptr<f32>, out: ptr<f32>, cols: i32) {
+  let r = iota(BM);
+  let c = iota(BN);
+  let offs = r[:, None] * BN + c[None, :];
+  atomic_add(out + offs, load(x + offs), mask: (c < cols)[None, :]);
 }
 
 kernel add_dot<BM = 64, BN = 64, K = 16>(a: ptr<bf16>, b: ptr<bf16>, out: ptr<f32>) {
@@ -88,14 +98,10 @@ struct Ctx {
 };
 
 std::optional<Kernel> build(Ctx &t, const char *name) {
-  Expected<CompiledKernelRef> c = t.jit.compileSource(
-      kSource, "atomic_test.tile", {}, name, t.dev.archString(), Schedule());
-  if (!c)
-    return t.fail(std::string("compile ") + name + ": " + c.error()),
-           std::nullopt;
-  Expected<Kernel> k = t.jit.load(t.dev, **c);
+  Expected<Kernel> k =
+      tilegpu::loadSourceKernel(t.jit, t.dev, kSource, "atomic_test.tile", name);
   if (!k)
-    return t.fail(std::string("load ") + name + ": " + k.error()), std::nullopt;
+    return t.fail(k.error()), std::nullopt;
   return std::move(*k);
 }
 
@@ -147,6 +153,30 @@ void checkAddRows(Ctx &t) {
     t.fail("add_rows: " + std::to_string(bad) + " elements differ from 5 x");
   std::printf("%s: add_rows (row mask, %d rows x 64, %d programs per block)\n",
               bad ? "FAIL" : "PASS", rows, reps);
+}
+
+void checkAddCols(Ctx &t) {
+  const int cols = 37, reps = 3;
+  std::optional<Kernel> k = build(t, "add_cols");
+  if (!k)
+    return;
+  std::vector<float> x = t.ints(16 * 64);
+  std::vector<float> out(x.size(), 0.0f);
+  auto dx = buffer(t, x, true), dout = buffer(t, out, false);
+  if (!dx || !dout ||
+      !run(t, "add_cols",
+           k->launch({1, reps, 1},
+                     {KernelArg::pointer(*dx, "f32"),
+                      KernelArg::pointer(*dout, "f32"), KernelArg::int32(cols)})) ||
+      !fetch(t, *dout, out))
+    return;
+  int bad = 0;
+  for (std::size_t i = 0; i < x.size(); ++i)
+    bad += out[i] != (int(i % 64) < cols ? reps * x[i] : 0.0f);
+  if (bad)
+    t.fail("add_cols: " + std::to_string(bad) + " elements differ");
+  std::printf("%s: add_cols (column mask at %d, %d programs)\n",
+              bad ? "FAIL" : "PASS", cols, reps);
 }
 
 std::uint16_t bf16Of(float f) {
@@ -257,6 +287,7 @@ int main() {
   JIT jit;
   Ctx t{*dev, jit};
   checkAddRows(t);
+  checkAddCols(t);
   checkAddDot(t);
   checkAddOld(t);
   checkHistogram(t);

@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "SourceKernel.h"
 #include "TestDevice.h"
 
 #include "tile/JIT.h"
@@ -137,14 +138,10 @@ struct Ctx {
 std::optional<Kernel> build(Ctx &t, const char *name) {
   Schedule schedule;
   schedule.numWarps = 1;
-  Expected<CompiledKernelRef> c = t.jit.compileSource(
-      kSource, "philox_test.tile", {}, name, t.dev.archString(), schedule);
-  if (!c)
-    return t.fail(std::string("compile ") + name + ": " + c.error()),
-           std::nullopt;
-  Expected<Kernel> k = t.jit.load(t.dev, **c);
+  Expected<Kernel> k = tilegpu::loadSourceKernel(t.jit, t.dev, kSource,
+                                                 "philox_test.tile", name, schedule);
   if (!k)
-    return t.fail(std::string("load ") + name + ": " + k.error()), std::nullopt;
+    return t.fail(k.error()), std::nullopt;
   return std::move(*k);
 }
 
