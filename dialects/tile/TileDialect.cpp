@@ -32,6 +32,16 @@ void TileDialect::initialize() {
       >();
 }
 
+bool mlir::tile::isFp8(Type t) {
+  return isa<Float8E4M3FNType, Float8E5M2Type>(t);
+}
+
+llvm::StringRef mlir::tile::fp8Name(Type t) {
+  return isa<Float8E4M3FNType>(t)  ? "f8e4m3"
+         : isa<Float8E5M2Type>(t) ? "f8e5m2"
+                                  : "";
+}
+
 Type mlir::tile::getElementTypeOrSelf(Type t) {
   if (auto tt = dyn_cast<TileType>(t))
     return tt.getElementType();

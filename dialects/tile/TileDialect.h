@@ -50,6 +50,11 @@ inline constexpr llvm::StringLiteral kArchAttr = "tile.arch";
 /// The element type of a tile, or the type itself for scalars.
 Type getElementTypeOrSelf(Type t);
 
+/// fp8 element types (f8E4M3FN, f8E5M2): their .tile names are "f8e4m3"
+/// and "f8e5m2" (empty for other types).
+bool isFp8(Type t);
+llvm::StringRef fp8Name(Type t);
+
 /// The schedule of the kernel that holds `op` (its `tile.schedule`), or the
 /// default schedule where there is none. Passes read their knobs here.
 ScheduleAttr getSchedule(Operation *op);

@@ -327,7 +327,8 @@ LogicalResult WhereOp::verify() {
 
 static bool isCastable(Type t) {
   return t.isF16() || t.isBF16() || t.isF32() || t.isF64() ||
-         t.isInteger(1) || t.isInteger(8) || t.isInteger(16) ||
+         isa<Float8E4M3FNType, Float8E5M2Type>(t) || t.isInteger(1) ||
+         t.isInteger(8) || t.isInteger(16) ||
          t.isInteger(32) || t.isInteger(64);
 }
 

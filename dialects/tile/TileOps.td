@@ -491,7 +491,9 @@ def Tile_DotOp : Tile_Op<"dot", [Pure, AllTypesMatch<["acc", "result"]>]> {
   let description = [{
     `result = a · b + acc` for `a: MxK`, `b: KxN`, `acc: MxN`. f16 and bf16
     operands accumulate in f32 on tensor cores; f32 operands stay IEEE fp32
-    unless `allow_tf32` is set.
+    unless `allow_tf32` is set. fp8 operands (both e4m3 or both e5m2)
+    accumulate in f32: wgmma k32 where the target has fp8 tensor cores and
+    the operands fit it, else as f16 (every fp8 value is exact in f16).
 
     `async` (set by `tile-async-dots` on sm_90a, only when `b` is read in
     place from a TMA slot): the product is issued and committed as one
@@ -502,8 +504,9 @@ def Tile_DotOp : Tile_Op<"dot", [Pure, AllTypesMatch<["acc", "result"]>]> {
     %s = tile.dot %q, %k, %zero : !tile.tile<128x64xbf16>, !tile.tile<64x64xbf16>, !tile.tile<128x64xf32>
     ```
   }];
-  let arguments = (ins Tile_FloatTile:$a, Tile_FloatTile:$b, Tile_FloatTile:$acc,
-                       UnitAttr:$allow_tf32, UnitAttr:$async);
+  let arguments = (ins Tile_DotOperandTile:$a, Tile_DotOperandTile:$b,
+                       Tile_FloatTile:$acc, UnitAttr:$allow_tf32,
+                       UnitAttr:$async);
   let results = (outs Tile_FloatTile:$result);
   let assemblyFormat = [{
     $a `,` $b `,` $acc attr-dict `:` type($a) `,` type($b) `,` type($acc)

@@ -166,6 +166,10 @@ def Tile_IntNumTile : Tile_TileOf<[I8, I16, I32, I64]>;
 def Tile_IndexTile : Tile_TileOf<[I32, I64]>;
 def Tile_NumTile : Tile_TileOf<[F16, BF16, F32, F64, I8, I16, I32, I64]>;
 def Tile_PtrTile : Tile_TileOf<[Tile_PtrType]>;
-def Tile_ValueTile : Tile_TileOf<[F16, BF16, F32, F64, I1, I8, I16, I32, I64]>;
+// fp8 tiles (e4m3 "FN": no infinities, NaN = S.1111.111; e5m2) are loaded,
+// stored, moved, selected, cast and multiplied by `dot`; no arithmetic.
+def Tile_ValueTile : Tile_TileOf<[F16, BF16, F32, F64, F8E4M3FN, F8E5M2, I1,
+                                  I8, I16, I32, I64]>;
+def Tile_DotOperandTile : Tile_TileOf<[F16, BF16, F32, F64, F8E4M3FN, F8E5M2]>;
 
 #endif // TILE_TYPES_TD

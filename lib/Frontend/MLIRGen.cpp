@@ -42,7 +42,7 @@ bool ::tile::frontend::isReservedName(llvm::StringRef n) {
   return llvm::is_contained({"inf", "LOG2E", "LN2", "true", "false", "None",
                              "i1", "bool", "i8", "u8", "i16", "u16", "i32",
                              "u32", "i64", "u64", "f16", "bf16", "f32", "f64",
-                             "ptr", "range"},
+                             "f8e4m3", "f8e5m2", "ptr", "range"},
                             n);
 }
 

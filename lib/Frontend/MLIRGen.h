@@ -226,6 +226,9 @@ public:
   mlir::FailureOr<Val> genBitcast(Val x, mlir::Type to, SrcLoc l);
   mlir::FailureOr<Val> genMulHi(Val a, Val b, SrcLoc l);
   static std::string describe(mlir::Type t);
+  /// "<what> on f8e4m3 tiles is not supported: ..." (fp8 tiles are loaded,
+  /// stored, cast, selected and multiplied, never computed on).
+  static std::string noFp8Arithmetic(mlir::Type elem, llvm::StringRef what);
   std::string describe(const Val &v);
   static llvm::ArrayRef<int64_t> shapeOf(const Val &v);
 

@@ -72,6 +72,8 @@ FailureOr<Type> MLIRGen::typeByName(StringRef name) {
                .Case("bf16", builder.getBF16Type())
                .Case("f32", builder.getF32Type())
                .Case("f64", builder.getF64Type())
+               .Case("f8e4m3", builder.getType<Float8E4M3FNType>())
+               .Case("f8e5m2", builder.getType<Float8E5M2Type>())
                .Default(Type());
   if (!t)
     return failure();
@@ -368,6 +370,9 @@ FailureOr<Val> MLIRGen::genMath(const CallExpr &e, Slots s) {
     return error(s[0]->loc) << "'" << n << "' needs a number or a tile, got "
                             << describe(*x), failure();
   Type elem = t.getElementType();
+  if (mlir::tile::isFp8(elem))
+    return error(s[0]->loc) << noFp8Arithmetic(elem, "'" + n.str() + "'"),
+           failure();
   bool ok = n == "abs" ? !elem.isInteger(1) && !isa<PtrType>(elem)
                        : isa<FloatType>(elem);
   if (ok && n == "abs" && x->uns)

@@ -118,7 +118,7 @@ mlir::FailureOr<mlir::Type> MLIRGen::resolveType(const TypeRef &t,
   if (failed(ty))
     return error(t.loc) << "unknown type '" << t.name
                         << "' (expected i1, bool, i8, u8, i16, u16, i32, u32, "
-                        << "i64, u64, f16, bf16, f32, f64 or ptr<T>)",
+                        << "i64, u64, f16, bf16, f32, f64, f8e4m3, f8e5m2 or ptr<T>)",
            failure();
   return ty;
 }
@@ -156,7 +156,7 @@ mlir::FailureOr<Val> MLIRGen::parseDefine(const ConstParam &p, Val def,
     FailureOr<Type> t = typeByName(s);
     if (failed(t))
       return bad("is a type; expected i1, i8, u8, i16, u16, i32, u32, i64, "
-                 "u64, f16, bf16, f32 or f64");
+                 "u64, f16, bf16, f32, f64, f8e4m3 or f8e5m2");
     return Val::ofType(*t);
   }
   case Val::Fn: {

@@ -288,6 +288,8 @@ FailureOr<Val> MLIRGen::genBinary(BinOp op, Val a, Val b, SrcLoc l) {
   FailureOr<Type> elem = commonElemType(a, b, l, opName(op));
   if (failed(elem))
     return failure();
+  if (mlir::tile::isFp8(*elem))
+    return error(l) << noFp8Arithmetic(*elem, opName(op)), failure();
   bool isBool = elem->isInteger(1);
   if (isBitOp(op) && (isBool || !elem->isInteger()))
     return error(l) << opName(op) << " needs integer operands, got "

@@ -30,6 +30,11 @@ FailureOr<Val> MLIRGen::genScalarMemory(const CallExpr &e, Slots s, Val ptr) {
   // The pointee's frontend type (u32 for ptr<u32>); the IR's is signless.
   Type pointee = withSignedness(
       cast<PtrType>(ptr.value.getType()).getPointeeType(), ptr.uns);
+  if (mlir::tile::isFp8(pointee))
+    return error(s[0]->loc) << "fp8 values live in tiles: '" << n << "' of "
+                            << describe(ptr) << " needs a tile of pointers "
+                            << "(add an offset tile, e.g. p + iota(N))",
+           failure();
   if (n == "atomic_add")
     return error(s[0]->loc) << "'atomic_add' needs a tile of pointers, got "
                             << describe(ptr) << " (add an offset tile, e.g. "

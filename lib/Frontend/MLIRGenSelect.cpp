@@ -154,6 +154,10 @@ static Value scalarCast(OpBuilder &b, Location l, Value x, Type to, bool uns) {
 FailureOr<Val> MLIRGen::genCast(Val x, Type to, SrcLoc l) {
   if (x.kind == Val::None || x.kind == Val::Type)
     return error(l) << "cannot cast " << describe(x), failure();
+  if (mlir::tile::isFp8(to) &&
+      !(x.isRuntime() && isa<TileType>(x.value.getType())))
+    return error(l) << "fp8 values live in tiles: " << describe(to)
+                    << "(x) needs a tile, got " << describe(x), failure();
   if (x.isConst()) {
     Val c = x;
     if (to.isInteger(1)) {
@@ -188,6 +192,14 @@ FailureOr<Val> MLIRGen::genCast(Val x, Type to, SrcLoc l) {
   if (auto tt = dyn_cast<TileType>(t)) {
     if (tt.getElementType() == irTo) // same bits (i32 <-> u32): no op
       return typed(x.value, to);
+    // fp8 <-> integers go through f32 (the lowering converts fp8 only to
+    // and from floats).
+    Type from = tt.getElementType();
+    if ((mlir::tile::isFp8(from) && isa<IntegerType>(irTo)) ||
+        (mlir::tile::isFp8(irTo) && isa<IntegerType>(from))) {
+      FailureOr<Val> mid = genCast(x, builder.getF32Type(), l);
+      return failed(mid) ? mid : genCast(*mid, to, l);
+    }
     auto c = tl::CastOp::create(builder, loc(l), tt.withElementType(irTo),
                                 x.value);
     if (uns && !irTo.isInteger(1))

@@ -183,6 +183,9 @@ FailureOr<Val> MLIRGen::genReduce(const CallExpr &e, Slots s) {
     return failure();
   auto t = x->isRuntime() ? dyn_cast<TileType>(x->value.getType()) : TileType();
   Type el = t ? t.getElementType() : Type();
+  if (t && mlir::tile::isFp8(el))
+    return error(s[0]->loc) << noFp8Arithmetic(el, "'" + e.callee + "'"),
+           failure();
   if (!t || el.isInteger(1) || isa<PtrType>(el))
     return error(s[0]->loc) << "'" << e.callee << "' needs a numeric tile, got "
                             << describe(*x), failure();

@@ -26,10 +26,20 @@ std::string MLIRGen::describe(Type t) {
     os << "ptr<" << describe(p.getPointeeType()) << ">";
   } else if (auto i = dyn_cast<IntegerType>(t); i && i.isUnsigned()) {
     os << "u" << i.getWidth();
+  } else if (mlir::tile::isFp8(t)) {
+    os << mlir::tile::fp8Name(t);
   } else {
     t.print(os);
   }
   return s;
+}
+
+std::string MLIRGen::noFp8Arithmetic(Type elem, StringRef what) {
+  return (what + " on " + describe(elem) +
+          " values is not supported: fp8 tiles are loaded, stored, cast, "
+          "selected (where) and multiplied (dot); cast to f16, bf16 or f32 "
+          "to compute, e.g. f32(x)")
+      .str();
 }
 
 std::string MLIRGen::describe(const Val &v) {

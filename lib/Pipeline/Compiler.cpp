@@ -53,9 +53,14 @@ std::string sourceTypeName(mlir::Type t) {
   std::string s;
   llvm::raw_string_ostream os(s);
   if (auto p = llvm::dyn_cast<mlir::tile::PtrType>(t)) {
-    os << "ptr<" << p.getPointeeType() << ">";
+    mlir::Type e = p.getPointeeType();
+    if (mlir::tile::isFp8(e))
+      return "ptr<" + mlir::tile::fp8Name(e).str() + ">";
+    os << "ptr<" << e << ">";
     return s;
   }
+  if (mlir::tile::isFp8(t))
+    return mlir::tile::fp8Name(t).str();
   if (t.isInteger(1))
     return "bool";
   if (t.isUnsignedInteger()) // a type parameter such as T = u32

@@ -49,6 +49,27 @@ InFlightDiagnostic sourceError(Operation *op) {
   return d;
 }
 
+/// fp8 dots without an fp8 tensor-core path multiply as f16: both operands
+/// are widened (exact: every e4m3 and e5m2 value is an f16), so the
+/// product and its f32 accumulation equal the fp8 product's. Costs a
+/// conversion per operand element and the f16 tensor-core rate.
+void widenFp8Dots(func::FuncOp fn) {
+  fn.walk([&](DotOp dot) {
+    auto a = cast<TileType>(dot.getA().getType());
+    if (!isFp8(a.getElementType()))
+      return;
+    dot.emitRemark("fp8 dot multiplies as f16 (no fp8 tensor-core path "
+                   "for this target and these operands)");
+    OpBuilder b(dot);
+    for (unsigned i = 0; i < 2; ++i) {
+      Value v = dot->getOperand(i);
+      auto t = cast<TileType>(v.getType());
+      dot->setOperand(i, CastOp::create(b, v.getLoc(),
+                                        t.withElementType(b.getF16Type()), v));
+    }
+  });
+}
+
 struct Assigner {
   int64_t numWarps;
   MLIRContext *ctx;
@@ -363,6 +384,7 @@ struct AssignLayoutsPass
       }
       if (failed(checkTileSizes(fn, w)))
         return signalPassFailure();
+      widenFp8Dots(fn);
       AxisAnalysis axes(fn);
       Assigner a{w, fn.getContext(), axes};
       // Pre-order: operands are visited before their users, loops before

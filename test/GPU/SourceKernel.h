@@ -1,8 +1,9 @@
 //===- SourceKernel.h - a kernel of a test's own .tile source -*- C++ -*-===//
 //
 // GPU tests that carry their kernels as a string (tile-gpu-philox,
-// tile-gpu-atomic) compile one kernel of it for the device's arch and load
-// it; an error names the step and the kernel.
+// tile-gpu-atomic, tile-gpu-fp8) compile one kernel of it for the device's
+// arch (or another one the device runs: sm_80 PTX on an H100) and load it;
+// an error names the step and the kernel.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -16,11 +17,15 @@ namespace tilegpu {
 inline tile::Expected<tile::Kernel>
 loadSourceKernel(tile::JIT &jit, const tile::Device &dev,
                  const std::string &source, const std::string &file,
-                 const std::string &name, const tile::Schedule &schedule = {}) {
+                 const std::string &name, const tile::Schedule &schedule = {},
+                 const tile::Defines &defines = {}, std::string arch = "") {
+  if (arch.empty())
+    arch = dev.archString();
   tile::Expected<tile::CompiledKernelRef> c =
-      jit.compileSource(source, file, {}, name, dev.archString(), schedule);
+      jit.compileSource(source, file, defines, name, arch, schedule);
   if (!c)
-    return tile::Status::error("compile " + name + ": " + c.error());
+    return tile::Status::error("compile " + name + " for " + arch + ": " +
+                               c.error());
   tile::Expected<tile::Kernel> k = jit.load(dev, **c);
   if (!k)
     return tile::Status::error("load " + name + ": " + k.error());

@@ -39,6 +39,15 @@ struct FullLowering : TilePattern<FullOp> {
   matchAndRewrite(FullOp op, OpAdaptor,
                   ConversionPatternRewriter &rw) const override {
     auto vt = vecOf(getTypeConverter(), op.getType());
+    if (isFp8(vt.getElementType())) { // bits as i8 (LLVM has no fp8 type)
+      auto bytes = VectorType::get(vt.getShape(), rw.getI8Type());
+      APInt bits = cast<FloatAttr>(op.getValue()).getValue().bitcastToAPInt();
+      Value c = arith::ConstantOp::create(
+          rw, op.getLoc(),
+          DenseElementsAttr::get(bytes, rw.getIntegerAttr(rw.getI8Type(), bits)));
+      rw.replaceOpWithNewOp<vector::BitCastOp>(op, vt, c);
+      return success();
+    }
     rw.replaceOpWithNewOp<arith::ConstantOp>(
         op, vt, DenseElementsAttr::get(vt, cast<TypedAttr>(op.getValue())));
     return success();
@@ -260,7 +269,27 @@ struct CastLowering : TilePattern<CastOp> {
     bool fFrom = isa<FloatType>(from), fTo = isa<FloatType>(to);
     bool uns = op.getIsUnsigned();
     Value r;
-    if (fFrom && fTo) {
+    if (isFp8(from) || isFp8(to)) {
+      // Through f32 (exact for every fp8 value); the frontend routes
+      // integers through f32 too.
+      bool hw = state.arch == "sm_90a";
+      auto f32v = VectorType::get(vt.getShape(), rw.getF32Type());
+      Value w = x;
+      if (isFp8(from))
+        w = fp8ToF32(rw, loc, x, from, hw);
+      else if (!from.isF32())
+        w = arith::ExtFOp::create(rw, loc, f32v, x);
+      if (from == to)
+        r = x;
+      else if (isFp8(to))
+        r = f32ToFp8(rw, loc, w, to, hw);
+      else if (to.isF32())
+        r = w;
+      else if (to.getIntOrFloatBitWidth() < 32)
+        r = arith::TruncFOp::create(rw, loc, vt, w);
+      else
+        r = arith::ExtFOp::create(rw, loc, vt, w);
+    } else if (fFrom && fTo) {
       unsigned wf = from.getIntOrFloatBitWidth(), wt = to.getIntOrFloatBitWidth();
       if (from == to)
         r = x;

@@ -39,6 +39,9 @@ Value toReg(OpBuilder &b, Location loc, Value v, const RegClass &rc) {
   Type t = v.getType();
   if (t == rc.regType)
     return v;
+  if (isFp8(t)) // an 8-bit register value: its bits, zero-extended
+    return arith::ExtUIOp::create(
+        b, loc, rc.regType, arith::BitcastOp::create(b, loc, b.getI8Type(), v));
   if (isa<FloatType>(t))
     return arith::BitcastOp::create(b, loc, rc.regType, v);
   return arith::ExtUIOp::create(b, loc, rc.regType, v);
@@ -48,6 +51,9 @@ Value toReg(OpBuilder &b, Location loc, Value v, const RegClass &rc) {
 Value fromReg(OpBuilder &b, Location loc, Value r, Type elt) {
   if (r.getType() == elt)
     return r;
+  if (isFp8(elt))
+    return arith::BitcastOp::create(
+        b, loc, elt, arith::TruncIOp::create(b, loc, b.getI8Type(), r));
   if (isa<FloatType>(elt))
     return arith::BitcastOp::create(b, loc, elt, r);
   if (elt.isInteger(1))

@@ -137,6 +137,13 @@ SmallVector<Value> toWords(OpBuilder &b, Location loc, ArrayRef<Value> vals,
 SmallVector<Value> fromWords(OpBuilder &b, Location loc, ArrayRef<Value> words,
                              Type elt, int64_t vec);
 
+/// fp8 (f8E4M3FN, f8E5M2) <-> f32 on a thread's register vector: narrowing
+/// rounds to nearest even, saturates to the largest finite value, keeps
+/// NaN. `hardware`: sm_90a's cvt (sm_89+); else integer arithmetic on the
+/// bits with the same results (Fp8ToGPU.cpp).
+Value fp8ToF32(OpBuilder &b, Location loc, Value x, Type fp8, bool hardware);
+Value f32ToFp8(OpBuilder &b, Location loc, Value x, Type fp8, bool hardware);
+
 /// Inline PTX returning `result` (null for none).
 Value ptx(OpBuilder &b, Location loc, Type result, ValueRange operands,
           StringRef asmText, StringRef constraints, bool sideEffects = false);
