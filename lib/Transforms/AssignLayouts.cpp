@@ -54,12 +54,14 @@ InFlightDiagnostic sourceError(Operation *op) {
 /// product and its f32 accumulation equal the fp8 product's. Costs a
 /// conversion per operand element and the f16 tensor-core rate.
 void widenFp8Dots(func::FuncOp fn) {
+  bool remarks = fn->getParentOfType<ModuleOp>()->hasAttr(kRemarksAttr);
   fn.walk([&](DotOp dot) {
     auto a = cast<TileType>(dot.getA().getType());
     if (!isFp8(a.getElementType()))
       return;
-    dot.emitRemark("fp8 dot multiplies as f16 (no fp8 tensor-core path "
-                   "for this target and these operands)");
+    if (remarks)
+      dot.emitRemark("fp8 dot multiplies as f16 (no fp8 tensor-core path "
+                     "for this target and these operands)");
     OpBuilder b(dot);
     for (unsigned i = 0; i < 2; ++i) {
       Value v = dot->getOperand(i);
