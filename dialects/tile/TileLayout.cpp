@@ -109,6 +109,22 @@ LayoutAttr mlir::tile::getAccumulatorLayout(MLIRContext *ctx,
   return b.get(ctx);
 }
 
+LayoutAttr mlir::tile::getFp8DotALayout(MLIRContext *ctx,
+                                        ArrayRef<int64_t> shape,
+                                        int64_t numWarps) {
+  LayoutBuilder b{shape};
+  b.reg(b2(0, 1));
+  b.reg(b2(0, 2));
+  b.reg(b2(8, 0));
+  b.reg(b2(0, 16));
+  for (Basis l : {b2(0, 4), b2(0, 8), b2(1, 0), b2(2, 0), b2(4, 0)})
+    b.lane(l);
+  for (unsigned i = 0; i < warpBits(numWarps); ++i)
+    b.warp(b2(16 << i, 0));
+  b.fill({1, 0});
+  return b.get(ctx);
+}
+
 LayoutAttr mlir::tile::getBlockedLayout(MLIRContext *ctx,
                                         ArrayRef<int64_t> shape,
                                         int64_t numWarps, unsigned dim,

@@ -40,6 +40,13 @@ int64_t leadingRegsAlong(LayoutAttr l, unsigned dim);
 /// take 16-row slices while there are rows, then split the columns in
 /// blocks of a multiple of 8 (each warp computes its own columns of an
 /// mma.sync product, reading the whole A operand).
+/// The A operand of an 8-bit (fp8) tensor-core product, M x K with
+/// K % 32 == 0: the m16k32 fragment (a0..a3: row g, columns 4t..4t+3;
+/// a4..a7: row g + 8; a8..a15: columns + 16), warps on 16-row blocks as in
+/// getAccumulatorLayout. wgmma k32 and mma.sync m16n8k32 read it.
+LayoutAttr getFp8DotALayout(MLIRContext *ctx, ArrayRef<int64_t> shape,
+                            int64_t numWarps);
+
 LayoutAttr getSplitColumnsLayout(MLIRContext *ctx, ArrayRef<int64_t> shape,
                                  int64_t numWarps);
 /// The default layout of a tile of this shape: the accumulator layout, or

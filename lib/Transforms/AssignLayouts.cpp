@@ -49,19 +49,59 @@ InFlightDiagnostic sourceError(Operation *op) {
   return d;
 }
 
+/// Why an fp8 dot cannot be one sm_90a wgmma k32 chain (empty: it can).
+/// wgmma reads fp8 operands with K contiguous only: A from registers (the
+/// getFp8DotALayout fragment) or K-major from a TMA slot, B K-major from a
+/// slot or stored so from registers (whole 128-byte swizzle rows: K a
+/// multiple of 128); M in 64-row blocks of whole warpgroups.
+std::string fp8WgmmaMisfit(DotOp dot, int64_t warps, StringRef arch) {
+  if (arch != "sm_90a")
+    return "the target is " + arch.str() + " (fp8 tensor cores: sm_90a)";
+  auto a = cast<TileType>(dot.getA().getType());
+  auto b = cast<TileType>(dot.getB().getType());
+  int64_t m = a.getDimSize(0), k = a.getDimSize(1), n = b.getDimSize(1);
+  if (warps % 4 || m % 64 || m < 16 * warps)
+    return "M = " + std::to_string(m) + " on " + std::to_string(warps) +
+           " warps is no wgmma (64-row blocks, 16 rows per warp, whole "
+           "warpgroups)";
+  if (n % 8 || n > 256 || k % 32)
+    return "N = " + std::to_string(n) + ", K = " + std::to_string(k) +
+           " do not suit wgmma k32 (N a multiple of 8 up to 256, K of 32)";
+  if (auto w = dot.getB().getDefiningOp<TmaWaitOp>()) {
+    if (w.getInnerDim() != 0)
+      return "B is read from a TMA slot with N contiguous (fp8 wgmma "
+             "reads K contiguous)";
+  } else if (k % 128) {
+    return "K = " + std::to_string(k) +
+           " is not a multiple of 128 (B goes to shared memory in 128-byte "
+           "rows along K)";
+  }
+  return "";
+}
+
 /// fp8 dots without an fp8 tensor-core path multiply as f16: both operands
 /// are widened (exact: every e4m3 and e5m2 value is an f16), so the
 /// product and its f32 accumulation equal the fp8 product's. Costs a
 /// conversion per operand element and the f16 tensor-core rate.
-void widenFp8Dots(func::FuncOp fn) {
-  bool remarks = fn->getParentOfType<ModuleOp>()->hasAttr(kRemarksAttr);
-  fn.walk([&](DotOp dot) {
+LogicalResult widenFp8Dots(func::FuncOp fn, int64_t warps) {
+  auto module = fn->getParentOfType<ModuleOp>();
+  bool remarks = module->hasAttr(kRemarksAttr);
+  auto archAttr = module->getAttrOfType<StringAttr>(kArchAttr);
+  StringRef arch = archAttr ? archAttr.getValue() : "sm_80";
+  WalkResult r = fn.walk([&](DotOp dot) {
     auto a = cast<TileType>(dot.getA().getType());
     if (!isFp8(a.getElementType()))
-      return;
+      return WalkResult::advance();
+    std::string why = fp8WgmmaMisfit(dot, warps, arch);
+    if (why.empty())
+      return WalkResult::advance();
+    if (dot.getA().getDefiningOp<TmaWaitOp>() ||
+        dot.getB().getDefiningOp<TmaWaitOp>()) {
+      dot.emitError("fp8 dot reading a TMA slot does not fit wgmma: ") << why;
+      return WalkResult::interrupt();
+    }
     if (remarks)
-      dot.emitRemark("fp8 dot multiplies as f16 (no fp8 tensor-core path "
-                     "for this target and these operands)");
+      dot.emitRemark("fp8 dot multiplies as f16: ") << why;
     OpBuilder b(dot);
     for (unsigned i = 0; i < 2; ++i) {
       Value v = dot->getOperand(i);
@@ -69,7 +109,9 @@ void widenFp8Dots(func::FuncOp fn) {
       dot->setOperand(i, CastOp::create(b, v.getLoc(),
                                         t.withElementType(b.getF16Type()), v));
     }
+    return WalkResult::advance();
   });
+  return failure(r.wasInterrupted());
 }
 
 struct Assigner {
@@ -168,11 +210,11 @@ struct Assigner {
     auto b = cast<TileType>(dot.getB().getType());
     LayoutAttr accL = defaultFor(acc);
     Type elt = a.getElementType();
-    bool tensorCore = elt.isF16() || elt.isBF16() ||
+    bool tensorCore = elt.isF16() || elt.isBF16() || isFp8(elt) ||
                       (elt.isF32() && dot.getAllowTf32());
     if (tensorCore) {
       int64_t m = a.getDimSize(0), k = a.getDimSize(1), n = b.getDimSize(1);
-      int64_t kAlign = elt.isF32() ? 8 : 16;
+      int64_t kAlign = elt.isF32() ? 8 : isFp8(elt) ? 32 : 16;
       if (m % 16 || n % 8 || k % kAlign)
         return dot.emitError() << "tensor-core dot needs M % 16 == 0, N % 8 == "
                                   "0 and K % "
@@ -183,8 +225,11 @@ struct Assigner {
       // A in the accumulator layout is the mma A-fragment layout (whole
       // rows in each warp, also where the result splits its columns among
       // warps), unless wgmma reads A in place from a TMA slot.
+      // fp8 (kept only where wgmma k32 takes it): the 8-bit A fragment.
       if (!dot.getA().getDefiningOp<TmaWaitOp>())
-        require(dot, 0, getAccumulatorLayout(ctx, a.getShape(), numWarps));
+        require(dot, 0,
+                isFp8(elt) ? getFp8DotALayout(ctx, a.getShape(), numWarps)
+                           : getAccumulatorLayout(ctx, a.getShape(), numWarps));
       // B is staged through shared memory by the lowering (ldmatrix) from
       // whatever layout it has: no copy per warp in registers.
     } else {
@@ -273,7 +318,17 @@ struct Assigner {
         })
         .Case([&](TransOp tr) {
           auto src = cast<TileType>(tr.getSrc().getType());
-          LayoutAttr l = defaultFor(src);
+          // Read only as dot B operands (staged through shared memory from
+          // any layout): the operand's layout as it is (a load's 16-byte
+          // rows stay 16-byte stores there); else the default.
+          bool onlyB = !tr->use_empty() &&
+                       llvm::all_of(tr->getUses(), [&](OpOperand &u) {
+                         auto d = dyn_cast<DotOp>(u.getOwner());
+                         return d && u.getOperandNumber() == 1 &&
+                                d.getA() != tr.getResult();
+                       });
+          LayoutAttr l = onlyB && src.getLayout() ? src.getLayout()
+                                                  : defaultFor(src);
           require(tr, 0, l);
           tr.getResult().setType(with(tr.getType(), transposeLayout(l)));
           return success();
@@ -386,7 +441,8 @@ struct AssignLayoutsPass
       }
       if (failed(checkTileSizes(fn, w)))
         return signalPassFailure();
-      widenFp8Dots(fn);
+      if (failed(widenFp8Dots(fn, w)))
+        return signalPassFailure();
       AxisAnalysis axes(fn);
       Assigner a{w, fn.getContext(), axes};
       // Pre-order: operands are visited before their users, loops before

@@ -11,9 +11,10 @@
 //  - the sm_80 lowering (integer arithmetic on the bits) and the sm_90a one
 //    (cvt) give the same codes bit for bit, both run on this GPU (sm_80
 //    PTX runs on an sm_90 device);
-//  - dot: a 64 x 64 x 64 product of fp8 tiles whose values are small
-//    integers (every partial sum exact in f32) equals the host's exactly,
-//    on sm_80 (as f16) and on the device's arch.
+//  - dot: 64 x 64 x K products of fp8 tiles whose values are small
+//    integers (every partial sum exact in f32) equal the host's exactly,
+//    on sm_80 (as f16) and on the device's arch (K = 128 on sm_90a: fp8
+//    wgmma k32; K = 64 as f16).
 //
 // Exit: 0 passed, 1 a failure, 77 no CUDA driver / GPU (ctest: skipped).
 //
@@ -263,19 +264,21 @@ void checkEncode16(Ctx &t, const Format &f, bool bf16, const std::string &arch) 
   std::printf("%s: %s (all 65536 values)\n", bad ? "FAIL" : "PASS", what.c_str());
 }
 
-void checkDot(Ctx &t, const Format &f, const std::string &arch) {
-  std::optional<Kernel> k = build(t, "fp8_dot", {{"T", f.name}}, arch);
+void checkDot(Ctx &t, const Format &f, const std::string &arch, int K) {
+  std::optional<Kernel> k =
+      build(t, "fp8_dot", {{"T", f.name}, {"K", std::to_string(K)}}, arch);
   if (!k)
     return;
   std::mt19937 rng(7);
   std::uniform_int_distribution<int> d(-8, 8);
-  std::vector<float> a(64 * 64), b(64 * 64), out(64 * 64, 0.0f);
+  std::vector<float> a(64 * K), b(K * 64), out(64 * 64, 0.0f);
   for (float &x : a)
     x = float(d(rng));
   for (float &x : b)
     x = float(d(rng)) * 0.5f;
   auto da = buffer(t, a), db = buffer(t, b), dout = buffer(t, out);
-  std::string what = std::string("dot ") + f.name + " 64x64x64 (" + arch + ")";
+  std::string what = std::string("dot ") + f.name + " 64x64x" +
+                     std::to_string(K) + " (" + arch + ")";
   if (!da || !db || !dout ||
       !run(t, what,
            k->launch({1, 1, 1}, {KernelArg::pointer(*da, "f32"),
@@ -287,8 +290,8 @@ void checkDot(Ctx &t, const Format &f, const std::string &arch) {
   for (int r = 0; r < 64; ++r)
     for (int c = 0; c < 64; ++c) {
       double s = 0;
-      for (int i = 0; i < 64; ++i)
-        s += double(a[r * 64 + i]) * b[i * 64 + c];
+      for (int i = 0; i < K; ++i)
+        s += double(a[r * K + i]) * b[i * 64 + c];
       bad += double(out[r * 64 + c]) != s;
     }
   if (bad)
@@ -315,7 +318,8 @@ int main() {
       checkDecode(t, *f, arch);
       checkEncode16(t, *f, true, arch);
       checkEncode16(t, *f, false, arch);
-      checkDot(t, *f, arch);
+      checkDot(t, *f, arch, 64);  // as f16
+      checkDot(t, *f, arch, 128); // sm_90a: fp8 wgmma k32
     }
     checkEncode(t, *f, archs);
   }

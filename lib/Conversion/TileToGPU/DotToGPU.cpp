@@ -28,7 +28,7 @@ struct DotLowering : TilePattern<DotOp> {
   matchAndRewrite(DotOp op, OpAdaptor a,
                   ConversionPatternRewriter &rw) const override {
     Type elt = cast<TileType>(op.getA().getType()).getElementType();
-    if (elt.isF16() || elt.isBF16())
+    if (elt.isF16() || elt.isBF16() || isFp8(elt))
       return lowerMma(op, a, rw, elt);
     if (elt.isF32() && !op.getAllowTf32())
       return lowerFma(op, a, rw);

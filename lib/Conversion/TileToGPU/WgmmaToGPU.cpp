@@ -118,7 +118,7 @@ FailureOr<Value> slotBuffer(DotOp op, TmaWaitOp wait,
 Value storeSwizzled(ConversionPatternRewriter &rw, Location loc, KernelInfo &ki,
                     Type elt, LayoutAttr lb, Value bv, bool kMajor,
                     int64_t outerSize, int64_t numElems) {
-  int64_t eltBytes = 2;
+  int64_t eltBytes = byteSize(elt);
   unsigned inner = kMajor ? 0 : 1;
   Value buf = sharedBuffer(rw, loc, ki, elt, numElems + kAtomBytes / eltBytes);
   Value raw = arith::IndexCastOp::create(
@@ -130,7 +130,8 @@ Value storeSwizzled(ConversionPatternRewriter &rw, Location loc, KernelInfo &ki,
   ctaBarrier(rw, loc, ki);
   SmallVector<Value> bvals = unpack(rw, loc, bv);
   Value t0 = threadCoord(rw, loc, ki, lb, 0), t1 = threadCoord(rw, loc, ki, lb, 1);
-  int64_t vec = leadingRegsAlong(lb, inner) >= 8 ? 8 : 1;
+  int64_t vec16 = 16 / eltBytes; // elements of one 16-byte store
+  int64_t vec = leadingRegsAlong(lb, inner) >= vec16 ? vec16 : 1;
   auto i16 = rw.getI16Type();
   for (int64_t r = 0; r < lb.getNumRegs(); r += vec) {
     Value c0 = elementCoord(rw, loc, t0, lb, r, 0);
@@ -138,12 +139,24 @@ Value storeSwizzled(ConversionPatternRewriter &rw, Location loc, KernelInfo &ki,
     Value in = kMajor ? c0 : c1, out = kMajor ? c1 : c0;
     Value addr = arith::AddIOp::create(
         rw, loc, base, swizzledOffset(rw, loc, out, in, outerSize, eltBytes));
-    if (vec == 8) {
+    if (vec > 1) {
       SmallVector<Value> ops = {addr};
-      for (int64_t j = 0; j < 8; j += 2)
-        ops.push_back(packPair(rw, loc, elt, bvals[r + j], bvals[r + j + 1]));
+      llvm::append_range(ops, toWords(rw, loc, ArrayRef(bvals).slice(r, vec),
+                                      elt, 4));
       ptx(rw, loc, Type(), ops, "st.shared.v4.b32 [$0], {$1, $2, $3, $4};",
           "r,r,r,r,r", /*sideEffects=*/true);
+    } else if (eltBytes == 1) {
+      Value bits = arith::ExtUIOp::create(
+          rw, loc, i16,
+          vector::ExtractOp::create(
+              rw, loc,
+              vector::BitCastOp::create(
+                  rw, loc, VectorType::get({1}, rw.getI8Type()),
+                  vector::FromElementsOp::create(
+                      rw, loc, VectorType::get({1}, elt), bvals[r])),
+              ArrayRef<int64_t>{0}));
+      ptx(rw, loc, Type(), ValueRange{addr, bits}, "st.shared.b8 [$0], $1;",
+          "r,h", /*sideEffects=*/true);
     } else {
       Value bits = LLVM::BitcastOp::create(rw, loc, i16, bvals[r]);
       ptx(rw, loc, Type(), ValueRange{addr, bits}, "st.shared.b16 [$0], $1;",
@@ -186,7 +199,10 @@ lowering::lowerDotToWgmma(DotOp op, Value a, Value bv, Value acc,
   // B already in a TMA slot (tile-tma-loads checked that this dot fits).
   auto fromSlot = op.getB().getDefiningOp<TmaWaitOp>();
   auto aSlot = op.getA().getDefiningOp<TmaWaitOp>(); // K-major, in place
+  bool fp8 = isFp8(cast<TileType>(op.getB().getType()).getElementType());
   auto misfit = [&]() -> std::optional<LogicalResult> {
+    if (fp8) // tile-assign-layouts kept it for wgmma only
+      return op.emitError("fp8 dot does not fit wgmma k32");
     if (!fromSlot && !aSlot)
       return std::nullopt; // mma.sync instead
     return op.emitError("dot reading a TMA slot does not fit wgmma");
@@ -199,17 +215,29 @@ lowering::lowerDotToWgmma(DotOp op, Value a, Value bv, Value acc,
   Type elt = tb.getElementType();
   int64_t kSize = tb.getDimSize(0), nSize = tb.getDimSize(1),
           mSize = tc.getDimSize(0);
+  // fp8: k32 steps, one byte per element, both operands K-major.
+  int64_t eltBytes = byteSize(elt), kStep = fp8 ? 32 : 16;
+  int64_t slabElems = kSwizzleBytes / eltBytes; // one swizzle row
   // B is stored along the dimension its registers run along (K-major when
-  // they run along K, else N-major with the descriptor's transpose bit).
+  // they run along K, else N-major with the descriptor's transpose bit);
+  // fp8 always K-major.
   bool kMajor = fromSlot ? fromSlot.getInnerDim() == 0
-                         : leadingRegsAlong(lb, 0) > 1;
+                         : fp8 || leadingRegsAlong(lb, 0) > 1;
   unsigned inner = kMajor ? 0 : 1;
   int64_t innerSize = tb.getDimSize(inner), outerSize = tb.getDimSize(1 - inner);
-  if ((!aSlot && (!fitsWarpgroup(la) ||
-                  !llvm::equal(la.getWarps(), lc.getWarps()))) ||
-      !fitsWarpgroup(lc) || mSize < 64 ||
-      nSize % 8 != 0 || nSize > 256 || kSize % 16 != 0 || innerSize % 64 != 0 ||
-      outerSize % 8 != 0)
+  // The A fragment: fp8's has whole rows of 4 consecutive k per register
+  // (getFp8DotALayout), 16-bit types' the accumulator layout.
+  auto aFits = [&] {
+    if (!fp8)
+      return fitsWarpgroup(la);
+    return la == getFp8DotALayout(op.getContext(),
+                                  cast<TileType>(op.getA().getType()).getShape(),
+                                  ki.warps);
+  };
+  if ((!aSlot && (!aFits() || !llvm::equal(la.getWarps(), lc.getWarps()))) ||
+      !fitsWarpgroup(lc) || mSize < 64 || (fp8 && !kMajor) ||
+      nSize % 8 != 0 || nSize > 256 || kSize % kStep != 0 ||
+      innerSize % slabElems != 0 || outerSize % 8 != 0)
     return misfit();
   RegIndex ia(la), ic(lc);
   // The 64-row blocks this warpgroup holds in registers (row offsets).
@@ -223,11 +251,17 @@ lowering::lowerDotToWgmma(DotOp op, Value a, Value bv, Value acc,
     SmallVector<int64_t> regs;
     for (int64_t i = 0; i < nSize / 2; ++i)
       regs.push_back(ic.at(m0 + 8 * ((i >> 1) & 1), (i & 1) + 8 * (i >> 2)));
-    for (int64_t k0 = 0; k0 < kSize && !aSlot; k0 += 16) {
+    for (int64_t k0 = 0; k0 < kSize && !aSlot; k0 += kStep) {
       SmallVector<int64_t> ar = {ia.at(m0, k0),         ia.at(m0, k0 + 1),
                                  ia.at(m0 + 8, k0),     ia.at(m0 + 8, k0 + 1),
                                  ia.at(m0, k0 + 8),     ia.at(m0, k0 + 9),
                                  ia.at(m0 + 8, k0 + 8), ia.at(m0 + 8, k0 + 9)};
+      if (fp8) { // a0..a15: row +8 for bit 2, k +1, +2 for bits 0-1, +16 bit 3
+        ar.clear();
+        for (int64_t i = 0; i < 16; ++i)
+          ar.push_back(ia.at(m0 + 8 * ((i >> 2) & 1),
+                             k0 + (i & 3) + 16 * (i >> 3)));
+      }
       if (llvm::is_contained(ar, -1))
         return misfit();
       aRegs.push_back(ar);
@@ -241,8 +275,7 @@ lowering::lowerDotToWgmma(DotOp op, Value a, Value bv, Value acc,
     return misfit();
 
   // --- B to shared memory, swizzled, 16 bytes per store where the layout
-  // gives a thread 8 consecutive elements (unless a TMA slot holds it).
-  int64_t eltBytes = 2;
+  // gives a thread 16 consecutive bytes (unless a TMA slot holds it).
   Value base;
   if (fromSlot) {
     FailureOr<Value> at = slotBuffer(op, fromSlot, rw, ki);
@@ -257,7 +290,8 @@ lowering::lowerDotToWgmma(DotOp op, Value a, Value bv, Value acc,
   // --- Descriptors (`descriptor`): B's k step k0 in its slabs.
   int64_t slabBytes = outerSize * kSwizzleBytes;
   auto descAt = [&](int64_t k0) {
-    int64_t off = kMajor ? (k0 / 64) * slabBytes + (k0 % 64) * eltBytes
+    int64_t off = kMajor ? (k0 / slabElems) * slabBytes +
+                               (k0 % slabElems) * eltBytes
                          : k0 * kSwizzleBytes;
     return descriptor(rw, loc, base, off, kMajor ? 16 : slabBytes);
   };
@@ -284,8 +318,8 @@ lowering::lowerDotToWgmma(DotOp op, Value a, Value bv, Value acc,
     }
   }
   auto aDescAt = [&](int64_t m0, int64_t k0) {
-    int64_t off = (k0 / 64) * mSize * kSwizzleBytes + m0 * kSwizzleBytes +
-                  (k0 % 64) * eltBytes;
+    int64_t off = (k0 / slabElems) * mSize * kSwizzleBytes +
+                  m0 * kSwizzleBytes + (k0 % slabElems) * eltBytes;
     return descriptor(rw, loc, aBase, off, 16);
   };
 
@@ -294,12 +328,17 @@ lowering::lowerDotToWgmma(DotOp op, Value a, Value bv, Value acc,
   if (!aSlot)
     av = unpack(rw, loc, a);
   NVVM::WgmmaFenceAlignedOp::create(rw, loc);
-  std::string ty = elt.isBF16() ? "bf16" : "f16";
+  std::string ty = elt.isBF16() ? "bf16"
+                   : fp8 ? fp8Name(elt).drop_front(2).str() // e4m3, e5m2
+                         : "f16";
+  // fp8 has no transpose immediates (both operands K-major).
+  std::string shape = "m64n" + std::to_string(nSize) + "k" +
+                      std::to_string(kStep) + ".f32." + ty + "." + ty;
+  std::string bTrans = fp8 ? "" : kMajor ? ", 0" : ", 1";
   int64_t nAcc = nSize / 2;
   std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, $" +
                      std::to_string(nAcc + 5) +
-                     ", 0;\nwgmma.mma_async.sync.aligned.m64n" +
-                     std::to_string(nSize) + "k16.f32." + ty + "." + ty + " {";
+                     ", 0;\nwgmma.mma_async.sync.aligned." + shape + " {";
   std::string cons;
   for (int64_t i = 0; i < nAcc; ++i) {
     text += (i ? ", $" : "$") + std::to_string(i);
@@ -307,18 +346,16 @@ lowering::lowerDotToWgmma(DotOp op, Value a, Value bv, Value acc,
   }
   if (aSlot) { // A descriptor, B descriptor, scale-d, scales, transposes
     text = "{\n.reg .pred p;\nsetp.ne.b32 p, $" + std::to_string(nAcc + 2) +
-           ", 0;\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(nSize) +
-           "k16.f32." + ty + "." + ty + " {";
+           ", 0;\nwgmma.mma_async.sync.aligned." + shape + " {";
     for (int64_t i = 0; i < nAcc; ++i)
       text += (i ? ", $" : "$") + std::to_string(i);
     text += "}, $" + std::to_string(nAcc) + ", $" + std::to_string(nAcc + 1) +
-            ", p, 1, 1, 0, " + (kMajor ? "0" : "1") + ";\n}";
+            ", p, 1, 1" + (fp8 ? "" : ", 0") + bTrans + ";\n}";
     cons += "l,l,r";
   } else {
     text += "}, {$" + std::to_string(nAcc) + ", $" + std::to_string(nAcc + 1) +
             ", $" + std::to_string(nAcc + 2) + ", $" + std::to_string(nAcc + 3) +
-            "}, $" + std::to_string(nAcc + 4) + ", p, 1, 1, " +
-            (kMajor ? "0" : "1") + ";\n}";
+            "}, $" + std::to_string(nAcc + 4) + ", p, 1, 1" + bTrans + ";\n}";
     cons += "r,r,r,r,l,r";
   }
   for (int64_t i = 0; i < nAcc; ++i)
@@ -327,18 +364,26 @@ lowering::lowerDotToWgmma(DotOp op, Value a, Value bv, Value acc,
   auto accTy = LLVM::LLVMStructType::getLiteral(
       rw.getContext(), SmallVector<Type>(nAcc, f32));
   Value one = i32Const(rw, loc, 1);
-  int64_t kSteps = kSize / 16;
+  int64_t kSteps = kSize / kStep;
   for (size_t blk = 0; blk < blocks.size(); ++blk) {
     for (int64_t ks = 0; ks < kSteps; ++ks) {
       SmallVector<Value> ops;
       if (aSlot) {
-        ops.push_back(aDescAt(blocks[blk], ks * 16));
+        ops.push_back(aDescAt(blocks[blk], ks * kStep));
       } else {
         ArrayRef<int64_t> ar = aRegs[blk * kSteps + ks];
-        for (int j = 0; j < 8; j += 2)
-          ops.push_back(packPair(rw, loc, elt, av[ar[j]], av[ar[j + 1]]));
+        if (fp8) { // four bytes per register, a0 lowest
+          for (int j = 0; j < 16; j += 4)
+            ops.push_back(toWords(rw, loc,
+                                  {av[ar[j]], av[ar[j + 1]], av[ar[j + 2]],
+                                   av[ar[j + 3]]},
+                                  elt, 1)[0]);
+        } else {
+          for (int j = 0; j < 8; j += 2)
+            ops.push_back(packPair(rw, loc, elt, av[ar[j]], av[ar[j + 1]]));
+        }
       }
-      ops.push_back(descAt(ks * 16));
+      ops.push_back(descAt(ks * kStep));
       ops.push_back(one);
       for (int64_t r : accRegs[blk])
         ops.push_back(cv[r]);
