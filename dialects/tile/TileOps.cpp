@@ -194,8 +194,8 @@ LogicalResult TmaCopyOp::verify() {
     return emitOpError("needs a 2-D `shape` and `inner_dim` 0 or 1");
   if (getStages() < 1 || getStages() > 4)
     return emitOpError("`stages` must be 1 to 4, not ") << getStages();
-  if (!elt.isF16() && !elt.isBF16())
-    return emitOpError("copies f16 or bf16 tensors, not ") << elt;
+  if (!elt.isF16() && !elt.isBF16() && !isFp8(elt))
+    return emitOpError("copies f16, bf16 or fp8 tensors, not ") << elt;
   return verifyTmaBox(*this, getBase(), shape[getInnerDim()],
                       shape[1 - getInnerDim()], getRowStride(),
                       getStrideArgs(), getRowElems());

@@ -205,7 +205,10 @@ Expected<CUtensorMap> encodeTensorMap(const CudaApi &api, const Manifest &m,
   const cuuint32_t elementStrides[2] = {1, 1};
   CUtensorMap map{};
   CUresult r = api.cuTensorMapEncodeTiled(
-      &map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2,
+      &map,
+      t.elemBytes == 1 ? CU_TENSOR_MAP_DATA_TYPE_UINT8
+                       : CU_TENSOR_MAP_DATA_TYPE_UINT16,
+      2,
       reinterpret_cast<void *>(static_cast<std::uintptr_t>(p)), globalDim,
       globalStrides, boxDim, elementStrides, CU_TENSOR_MAP_INTERLEAVE_NONE,
       CU_TENSOR_MAP_SWIZZLE_128B, kTensorMapL2Promotion,

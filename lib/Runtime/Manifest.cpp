@@ -172,8 +172,8 @@ bool getTensorMap(const Value &v, const std::vector<KernelParam> &params,
   if (p.type.rfind("ptr<", 0) != 0)
     return fail("\"arg\" " + num(t.arg) + " is '" + p.name + "' of type " +
                 p.type + ", not a pointer");
-  if (t.elemBytes != 2)
-    return fail("\"elemBytes\" must be 2, got " + num(t.elemBytes));
+  if (t.elemBytes != 1 && t.elemBytes != 2)
+    return fail("\"elemBytes\" must be 1 or 2, got " + num(t.elemBytes));
   if (const Value *args = v.get("strideArgs")) {
     if (args->kind != Value::Array)
       return fail("\"strideArgs\" must be an array of parameter indices");

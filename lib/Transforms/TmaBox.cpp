@@ -14,9 +14,6 @@ using namespace mlir::tile;
 
 namespace mlir::tile::tma {
 
-/// Elements of a TMA box slab (a 128-byte swizzled row of 16-bit values).
-constexpr int64_t kSlabElemsBox = 64;
-
 /// W where `mask` is `m && col < W` (either order), `col < W` along the
 /// `inner` dimension as tile-pad-shapes builds it (broadcast(expand_dims(
 /// cmp lt (iota, W), outer))); `rowMask` becomes m. 0 otherwise.
@@ -192,18 +189,20 @@ std::optional<Match> matchBox(scf::ForOp loop, Value ptr, Value mask,
   Value rowMask = mask;
   int64_t rowElems = paddedRowElems(mask, *inner, rowMask);
   int64_t rowLength = rowElems ? rowElems : type.getDimSize(*inner);
-  if (rowElems && ((rowElems * bytes) % 16 || rowElems < kSlabElemsBox))
+  int64_t slab = 128 / bytes; // elements of a 128-byte swizzle row
+  if (rowElems && ((rowElems * bytes) % 16 || rowElems < slab))
     return fail("its padded rows of " + std::to_string(rowElems) +
-                " elements are not a multiple of 16 bytes of at least 64 "
-                "elements");
+                " elements are not a multiple of 16 bytes of at least " +
+                std::to_string(slab) + " elements");
   if (stride && (*stride < rowLength || (*stride * bytes) % 16))
     return fail("its row stride (" + std::to_string(*stride * bytes) +
                 " bytes) is not a multiple of 16 bytes at least a row long");
-  if (type.getDimSize(*inner) % 64 || type.getDimSize(outer) > 256)
+  if (type.getDimSize(*inner) % slab || type.getDimSize(outer) > 256)
     return fail("its box is " + std::to_string(type.getDimSize(outer)) +
                 " rows of " + std::to_string(type.getDimSize(*inner)) +
-                " elements; TMA rings need rows of a multiple of 64 elements "
-                "(128-byte swizzle) and at most 256 rows");
+                " elements; TMA rings need rows of a multiple of " +
+                std::to_string(slab) +
+                " elements (128-byte swizzle) and at most 256 rows");
   if ((info->divisibility * bytes) % 16)
     return fail("its base is not provably 16-byte aligned");
   // mask = broadcast(expand_dims(cmp lt (Y, splat(bound)), inner))

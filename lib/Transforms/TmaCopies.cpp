@@ -32,9 +32,10 @@ std::optional<Match> tma::matchRing(scf::ForOp loop, LoadOp load,
     return std::nullopt;
   };
   auto type = cast<TileType>(load.getType());
+  bool fp8 = isFp8(type.getElementType());
   if (type.getRank() != 2 ||
-      !(type.getElementType().isBF16() || type.getElementType().isF16()))
-    return fail("it is not a 2-D f16/bf16 tile");
+      !(type.getElementType().isBF16() || type.getElementType().isF16() || fp8))
+    return fail("it is not a 2-D f16/bf16/fp8 tile");
   auto fn = load->getParentOfType<func::FuncOp>();
   // Each reader: the dot and the tile it reads as B (the load or a trans).
   SmallVector<std::pair<DotOp, Value>> readers;
@@ -71,12 +72,20 @@ std::optional<Match> tma::matchRing(scf::ForOp loop, LoadOp load,
                   "with 16 rows per warp, on whole warpgroups");
     auto tb = cast<TileType>(b.getType());
     if (tb.getDimSize(1) % 8 || tb.getDimSize(1) > 256 ||
-        tb.getDimSize(0) % 16)
+        tb.getDimSize(0) % (fp8 ? 32 : 16))
       return fail("its dot's N or K does not suit wgmma (N a multiple of 8, "
-                  "at most 256; K a multiple of 16)");
+                  "at most 256; K a multiple of " +
+                  std::string(fp8 ? "32" : "16") + ")");
   }
   std::optional<Match> m =
       matchLoadBox(loop, load, readers.front().first, axes, why);
+  // fp8 wgmma reads B with K contiguous only: the load's contiguous
+  // dimension is B's K (dimension 0 read directly, 1 through a trans).
+  if (m && fp8)
+    for (auto [dot, b] : readers)
+      if (int64_t(m->inner) != (b == load.getResult() ? 0 : 1))
+        return fail("its dot reads it as fp8 B with N contiguous (fp8 wgmma "
+                    "reads K contiguous: load it transposed)");
   if (m)
     for (auto [dot, b] : readers)
       m->dots.push_back(dot);
@@ -110,8 +119,9 @@ std::optional<Match> tma::matchA(LoadOp load, const AxisAnalysis &axes,
   };
   auto type = cast<TileType>(load.getType());
   if (type.getRank() != 2 ||
-      !(type.getElementType().isBF16() || type.getElementType().isF16()))
-    return fail("it is not a 2-D f16/bf16 tile");
+      !(type.getElementType().isBF16() || type.getElementType().isF16() ||
+        isFp8(type.getElementType())))
+    return fail("it is not a 2-D f16/bf16/fp8 tile");
   int64_t warps = getNumWarps(load->getParentOfType<func::FuncOp>());
   int64_t rowsM = type.getDimSize(0);
   if (warps % 4 || rowsM < 16 * warps || rowsM % 64)

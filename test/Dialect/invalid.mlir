@@ -672,7 +672,7 @@ func.func @tma_copy_rank(%p: !tile.ptr<bf16>, %n: i32, %ok: i1) {
 // -----
 
 func.func @tma_copy_f32(%p: !tile.ptr<f32>, %n: i32, %ok: i1) {
-  // expected-error @+1 {{'tile.tma_copy' op copies f16 or bf16 tensors, not 'f32'}}
+  // expected-error @+1 {{'tile.tma_copy' op copies f16, bf16 or fp8 tensors, not 'f32'}}
   tile.tma_copy %p, %n, %n, %ok {slot = 0 : i64, shape = array<i64: 64, 64>, inner_dim = 0 : i64, row_stride = 64 : i64} : !tile.ptr<f32>
   return
 }

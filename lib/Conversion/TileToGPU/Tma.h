@@ -2,8 +2,8 @@
 //
 // Shared by the lowering of tile.tma_copy / tile.tma_wait / tile.tma_release
 // (TmaToGPU.cpp), of tile.tma_store (TmaStoreToGPU.cpp) and the layout of
-// the slots in shared memory (TmaSlots.cpp): boxes move in slabs of 64
-// columns (one 128-byte swizzle row of 16-bit elements), and one thread
+// the slots in shared memory (TmaSlots.cpp): boxes move in slabs of one
+// 128-byte swizzle row (64 16-bit or 128 8-bit elements), and one thread
 // issues each copy through predicated inline PTX.
 //
 //===----------------------------------------------------------------------===//
@@ -14,6 +14,8 @@
 namespace mlir::tile::lowering {
 
 inline constexpr int64_t kSlabElems = 64; // 128-byte swizzle rows of 16-bit elements
+/// Elements of one slab (a 128-byte swizzle row) of `elt`.
+inline int64_t slabElemsOf(Type elt) { return 128 / byteSize(elt); }
 
 /// Predicated inline PTX: `body` runs where the i32 `cond` is non-zero;
 /// `cond` is operand $0.
@@ -30,7 +32,8 @@ FailureOr<TmaSlot *> slotOf(Operation *op, StringRef what, int64_t slot,
 /// `ops` and named by its number in ptxIf's asm (its $0 is the predicate,
 /// so ops[i] is $(i + 1)).
 std::string slabColumn(OpBuilder &b, Location loc, Value col, int64_t s,
-                       SmallVectorImpl<Value> &ops);
+                       SmallVectorImpl<Value> &ops,
+                       int64_t slabElems = kSlabElems);
 
 /// Warp groups that store their rows on their own: warpgroups (4 warps)
 /// whose rows of `l` (`rows` in all) are one block each, rows / groups

@@ -36,6 +36,9 @@ struct SlotUse {
   bool wholeRows = false;           ///< boxes start at a column (`col`)
   SmallVector<int64_t> strideArgs;  ///< a run-time stride's arguments
   int64_t rowElems = 0;             ///< a padded box's tensor rows
+  int64_t eltBytes() const {
+    return byteSize(cast<PtrType>(base.getType()).getPointeeType());
+  }
   bool agrees(const SlotUse &o) const {
     return base == o.base && shape == o.shape && inner == o.inner &&
            rowStride == o.rowStride && stages == o.stages &&
@@ -100,7 +103,7 @@ LogicalResult lowering::setupTmaSlots(gpu::GPUFuncOp fn, KernelInfo &k) {
   for (int64_t s = 0; s < numSlots; ++s) {
     if (!ofSlot[s].op)
       return fn.emitError("tma slot ") << s << " has no copy";
-    bytes[s] = ofSlot[s].shape[0] * ofSlot[s].shape[1] * 2;
+    bytes[s] = ofSlot[s].shape[0] * ofSlot[s].shape[1] * ofSlot[s].eltBytes();
     stages[s] = ofSlot[s].stages;
   }
 
@@ -125,9 +128,9 @@ LogicalResult lowering::setupTmaSlots(gpu::GPUFuncOp fn, KernelInfo &k) {
     if (auto st = dyn_cast<TmaStoreOp>(c.op)) // each group copies its rows
       outer /= storeGroups(layoutOf(st.getValue()), outer, k.warps);
     SmallVector<int64_t> desc = {
-        int64_t(cast<BlockArgument>(c.base).getArgNumber()), 2,
+        int64_t(cast<BlockArgument>(c.base).getArgNumber()), c.eltBytes(),
         c.wholeRows ? 0 : c.rowElems ? c.rowElems : inner, c.rowStride,
-        kSlabElems, outer};
+        128 / c.eltBytes(), outer};
     desc.append(c.strideArgs);
     maps.push_back(b.getDenseI64ArrayAttr(desc));
     unsigned argIdx = fn.getNumArguments();

@@ -55,11 +55,12 @@ FailureOr<TmaSlot *> lowering::slotOf(Operation *op, StringRef what,
 }
 
 std::string lowering::slabColumn(OpBuilder &b, Location loc, Value col,
-                                 int64_t s, SmallVectorImpl<Value> &ops) {
+                                 int64_t s, SmallVectorImpl<Value> &ops,
+                                 int64_t slabElems) {
   if (!col)
-    return std::to_string(s * kSlabElems);
+    return std::to_string(s * slabElems);
   ops.push_back(s ? Value(arith::AddIOp::create(b, loc, col,
-                                                i32Const(b, loc, s * kSlabElems)))
+                                                i32Const(b, loc, s * slabElems)))
                   : col);
   return "$" + std::to_string(ops.size());
 }
@@ -73,7 +74,7 @@ namespace {
 void zeroRowsFrom(OpBuilder &b, Location loc, KernelInfo &ki, Value buffer,
                   Value valid, TileType tile, int64_t innerDim, int64_t warps) {
   int64_t rows = tile.getDimSize(1 - innerDim);
-  int64_t slabs = tile.getDimSize(innerDim) / kSlabElems;
+  int64_t slabs = tile.getDimSize(innerDim) / slabElemsOf(tile.getElementType());
   auto c32 = [&](int64_t v) { return i32Const(b, loc, v); };
   auto partial = scf::IfOp::create(
       b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, valid, c32(rows)),
@@ -157,7 +158,8 @@ struct TmaCopyLowering : TilePattern<TmaCopyOp> {
     TmaSlot &slot = **found;
     ArrayRef<int64_t> shape = op.getShape();
     int64_t inner = shape[op.getInnerDim()], outer = shape[1 - op.getInnerDim()];
-    int64_t eltBytes = 2;
+    Type elt = op.getBase().getType().getPointeeType();
+    int64_t eltBytes = byteSize(elt), slabElems = slabElemsOf(elt);
     auto c32 = [&](int64_t v) { return i32Const(rw, loc, v); };
     // Thread 0 (lane 0 of the producer warp) starts the copy where `pred`
     // holds.
@@ -179,13 +181,13 @@ struct TmaCopyLowering : TilePattern<TmaCopyOp> {
     Value buffer = slot.bufferOf(rw, loc, stage);
     Value barrier = slot.barrierOf(rw, loc, stage);
     Value coord = a.getCoord();
-    int64_t slabs = inner / kSlabElems;
+    int64_t slabs = inner / slabElems;
     std::string copies;
     SmallVector<Value> ops = {barrier, slot.map, coord};
     for (int64_t s = 0; s < slabs; ++s) {
       ops.push_back(arith::AddIOp::create(rw, loc, buffer, c32(s * outer * 128)));
       std::string dst = std::to_string(ops.size());
-      std::string x = slabColumn(rw, loc, a.getCol(), s, ops);
+      std::string x = slabColumn(rw, loc, a.getCol(), s, ops, slabElems);
       copies += "\n@p cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::"
                 "complete_tx::bytes [$" + dst + "], [$2, {" + x + ", $3}], [$1];";
     }
