@@ -9,6 +9,7 @@ from fwd_config import DTYPES
 # entry BY VALUE after the user's arguments, which CuPy's RawKernel cannot
 # pass reliably. Every tilec launch takes this one path. The maps are encoded
 # on the host at each launch with the rules of lib/Runtime/Launch.cpp.
+TMA_DATA_TYPE_UINT8 = 0     # CU_TENSOR_MAP_DATA_TYPE_UINT8 (fp8 bits)
 TMA_DATA_TYPE_UINT16 = 1    # CU_TENSOR_MAP_DATA_TYPE_UINT16 (f16/bf16 bits)
 TMA_INTERLEAVE_NONE = 0     # CU_TENSOR_MAP_INTERLEAVE_NONE
 TMA_SWIZZLE_128B = 3        # CU_TENSOR_MAP_SWIZZLE_128B
@@ -91,8 +92,8 @@ def check_tensor_maps(man):
         p = params[t["arg"]]
         if not p["type"].startswith("ptr<"):
             bad(f'"arg" {t["arg"]} is \'{p["name"]}\' of type {p["type"]}, not a pointer')
-        if t["elemBytes"] != 2:
-            bad(f'"elemBytes" must be 2, got {t["elemBytes"]}')
+        if t["elemBytes"] not in (1, 2):
+            bad(f'"elemBytes" must be 1 or 2, got {t["elemBytes"]}')
         stride_args = t.get("strideArgs", [])
         if not isinstance(stride_args, list):
             bad('"strideArgs" must be an array of parameter indices')
@@ -240,7 +241,8 @@ class KernelLauncher:
         stride = self.row_stride(i)
         dims[0], strides[0] = t["rowElems"] or stride, stride * t["elemBytes"]
         dims[1] = tensor_map_rows(t, p, base.value, size.value, where, stride)
-        res = cuda.cuTensorMapEncodeTiled(C.addressof(buf), TMA_DATA_TYPE_UINT16, 2, p, dims, strides,
+        dtype = TMA_DATA_TYPE_UINT8 if t["elemBytes"] == 1 else TMA_DATA_TYPE_UINT16
+        res = cuda.cuTensorMapEncodeTiled(C.addressof(buf), dtype, 2, p, dims, strides,
                                           box, elem_strides, TMA_INTERLEAVE_NONE, TMA_SWIZZLE_128B,
                                           TMA_L2_PROMOTION, TMA_OOB_FILL_NONE)
         if res:

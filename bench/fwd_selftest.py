@@ -35,7 +35,7 @@ def self_test():
     assert len(check_tensor_maps(man)) == 2
     for change, text in [(dict(arg=5), '"tensorMaps"[0] "arg" 5 is \'seqlen\' of type i32, not a pointer'),
                          (dict(arg=7), '"arg" 7 is not a parameter (the kernel has 7)'),
-                         (dict(elemBytes=4), '"elemBytes" must be 2'),
+                         (dict(elemBytes=4), '"elemBytes" must be 1 or 2'),
                          (dict(boxRows=0), '"boxRows" must be positive'),
                          (dict(rowStride=100), '"rowStride" 100 is less than "rowElems" 128'),
                          (dict(rowElems=100, rowStride=100, boxElems=32), 'not a multiple of 16'),
