@@ -124,9 +124,14 @@ struct TmaLoadsPass : public mlir::tile::impl::TileTmaLoadsBase<TmaLoadsPass> {
                 nestedLoops.insert(loop);
               continue;
             }
-          if (remarks && llvm::any_of(ld->getUsers(), [](Operation *u) {
-                return isa<DotOp>(u);
-              }))
+          // A dot reads it directly or through a trans.
+          auto readByDot = [](Operation *u) {
+            return isa<DotOp>(u) ||
+                   (isa<TransOp>(u) && llvm::any_of(u->getUsers(), [](Operation *d) {
+                      return isa<DotOp>(d);
+                    }));
+          };
+          if (remarks && llvm::any_of(ld->getUsers(), readByDot))
             ld.emitRemark("dot operand load stays off TMA: ") << why;
         }
       });
