@@ -31,11 +31,17 @@ PROVIDERS = ["tilec-fp8", "tilec-bf16", "sdpa-flash", "sdpa-cudnn"]
 
 
 def fp8_args(tc, D, causal, cfg):
-    """tilec's command line for flash_fwd_fp8.tile: cfg = (BM, BN, warps)."""
-    bm, bn, warps = cfg
-    return [tc.exe, str(FP8_TILE), f"-arch={tc.arch}", f"-num-warps={warps}",
-            "-D", f"BM={bm}", "-D", f"BN={bn}", "-D", f"D={D}",
-            "-D", f"CAUSAL={str(bool(causal)).lower()}"]
+    """tilec's command line for flash_fwd_fp8.tile and a config (a config
+    table entry: {"defines": {BM, BN}, "schedule": {...}})."""
+    out = [tc.exe, str(FP8_TILE), f"-arch={tc.arch}", "-D", f"D={D}",
+           "-D", f"CAUSAL={str(bool(causal)).lower()}"]
+    for k, v in cfg["defines"].items():
+        out += ["-D", f"{k}={v}"]
+    for name, v in af.schedule_of(cfg).items():
+        if v != af.SCHEDULE[name]:
+            flag = "-" + name.replace("_", "-")
+            out.append((flag if v else flag + "=false") if isinstance(v, bool) else f"{flag}={v}")
+    return out
 
 
 def fp8_runner(tc, s, cfg):
@@ -44,7 +50,7 @@ def fp8_runner(tc, s, cfg):
     import subprocess
     import cupy
     import torch
-    prefix = Path(tc.dir) / f"fp8_d{s['D']}_c{int(s['causal'])}_{'_'.join(map(str, cfg))}"
+    prefix = Path(tc.dir) / f"fp8_d{s['D']}_c{int(s['causal'])}_{abs(hash(af.cfg_str(cfg)))}"
     r = subprocess.run(fp8_args(tc, s["D"], s["causal"], cfg) + ["-o", str(prefix)],
                        capture_output=True, text=True, env=tc.env)
     if r.returncode != 0:
@@ -59,10 +65,12 @@ def fp8_runner(tc, s, cfg):
     smem = int(man.get("sharedMemoryBytes", 0))
     if smem > 48 * 1024:
         func.max_dynamic_shared_size_bytes = smem
-    grid = (math.ceil(s["S"] / cfg[0]), s["B"] * s["H"], 1)
+    grid = (math.ceil(s["S"] / int(cfg["defines"]["BM"])), s["B"] * s["H"], 1)
+    resident = (af.resident_programs(cufunc.ptr, int(man["blockSize"]), smem)
+                if man.get("persistent") else None)
     launch = af.KernelLauncher(man, cufunc.ptr, grid, (int(man["blockSize"]), 1, 1), smem,
                                torch.cuda.current_stream().cuda_stream,
-                               keep=(module, func, cufunc))
+                               keep=(module, func, cufunc), resident=resident)
     scale = s["D"] ** -0.5
 
     def fn(q8, k8, vt, descales):
@@ -101,19 +109,20 @@ def main(argv=None):
     p.add_argument("--seqlen", nargs="+", type=int, default=[2048, 4096, 8192, 16384])
     p.add_argument("--head-dim", type=int, default=128)
     p.add_argument("--causal", choices=["0", "1", "both"], default="both")
-    p.add_argument("--config", default="128,128,8",
-                   help="flash_fwd_fp8's BM,BN,num_warps (default 128,128,8)")
+    p.add_argument("--config", help="one flash_fwd_fp8 config instead of the table's "
+                   "(attention_fwd.py's form, e.g. 128,128,8,producer,tma_a)")
     p.add_argument("--providers", nargs="+", choices=PROVIDERS, default=PROVIDERS)
     p.add_argument("--min-ms", type=float, default=200.0)
     p.add_argument("--warmup-ms", type=float, default=200.0)
     a = p.parse_args(argv)
     import torch
-    cfg = tuple(int(x) for x in a.config.split(","))
     arch = "sm_90a" if torch.cuda.get_device_capability() == (9, 0) else "sm_80"
     workdir = tempfile.mkdtemp(prefix="tilec-fp8-bench-")
     tc = af.Tilec(a.tilec, af.TILE, arch, workdir)
-    table = af.load_table(af.ROOT / "examples" / "attention" / "configs" / f"flash_fwd.{arch}.json")
-    print(f"# {torch.cuda.get_device_name()}, tilec fp8 config BM,BN,warps = {a.config}")
+    configs = af.ROOT / "examples" / "attention" / "configs"
+    table = af.load_table(configs / f"flash_fwd.{arch}.json")
+    fp8_table = af.load_table(configs / f"flash_fwd_fp8.{arch}.json")
+    print(f"# {torch.cuda.get_device_name()}")
     print(f"{'S':>6} {'causal':>6} {'provider':>11} {'TFLOP/s':>8} {'ms':>8} {'rel-L2':>8} status")
     causals = [False, True] if a.causal == "both" else [a.causal == "1"]
     for S in a.seqlen:
@@ -128,6 +137,9 @@ def main(argv=None):
                 try:
                     if prov == "tilec-fp8":
                         sets = [quantize(*x) for x in inputs]
+                        cfg = (af.parse_cfg(a.config) if a.config else
+                               af.lookup(fp8_table, {"D": str(D), "CAUSAL": af.key_text(causal)}, S))
+                        row["config"] = af.cfg_str(cfg)
                         fn = fp8_runner(tc, s, cfg)
                         q8, k8, vt, sc, deq = sets[0]
                         o, _ = fn(q8, k8, vt, sc)
@@ -150,7 +162,7 @@ def main(argv=None):
                     row.update(ms=float("nan"), tflops=float("nan"), rel_l2=float("nan"),
                                status=f"ERROR {str(e).splitlines()[0][:80]}")
                 print(f"{S:>6} {int(causal):>6} {prov:>11} {row['tflops']:8.1f} {row['ms']:8.3f} "
-                      f"{row['rel_l2']:8.2e} {row['status']}", flush=True)
+                      f"{row['rel_l2']:8.2e} {row['status']} {row.get('config', '')}", flush=True)
 
 
 if __name__ == "__main__":

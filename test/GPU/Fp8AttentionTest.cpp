@@ -6,8 +6,8 @@
 // tensor (descale = amax / 448): O (bf16) against an fp64 reference of the
 // dequantized inputs, rel-L2 <= 3e-2, LSE within 1e-3 (scaled); seqlens 1,
 // 17, 200, 1000 (and 4097 without --quick), causal and not, D = 64 and 128,
-// each under the schedules the sm_90a fast path and the plain lowering
-// take. vt's columns past seqlen hold NaN codes, which a correct kernel
+// under the config table's schedule (producer warpgroup, Q by TMA),
+// ping-pong consumers, one warpgroup, and D = 64 (the f16 product). vt's columns past seqlen hold NaN codes, which a correct kernel
 // never reads into O. A second launch of the same inputs must give the same
 // bits.
 //
@@ -43,7 +43,8 @@ std::string kernelFile() {
 }
 
 struct Config {
-  int bm, bn, d, warps;
+  int bm, bn, d;
+  std::string schedule; ///< Schedule::parse pairs
 };
 
 struct Quantized {
@@ -87,11 +88,14 @@ struct Runner {
 
   void check(const Config &cfg, int s, bool causal, int bh, std::uint64_t seed) {
     ++cases;
-    char name[160];
-    std::snprintf(name, sizeof name, "D%d BM%d BN%d %dw S%d %s", cfg.d, cfg.bm,
-                  cfg.bn, cfg.warps, s, causal ? "causal" : "full");
+    char name[200];
+    std::snprintf(name, sizeof name, "D%d BM%d BN%d [%s] S%d %s", cfg.d, cfg.bm,
+                  cfg.bn, cfg.schedule.c_str(), s, causal ? "causal" : "full");
     Schedule sched;
-    sched.numWarps = cfg.warps;
+    if (std::string e = sched.parse(cfg.schedule); !e.empty()) {
+      fail(std::string(name) + ": " + e);
+      return;
+    }
     Expected<Kernel> k = jit.loadFile(
         dev, kernelFile(),
         {{"BM", std::to_string(cfg.bm)}, {"BN", std::to_string(cfg.bn)},
@@ -192,10 +196,14 @@ int main(int argc, char **argv) {
   std::printf("tile-gpu-fp8-attn: %s\n", dev->description().c_str());
   JIT jit;
   Runner r{*dev, jit};
-  // 8 warps at BM = 128: the sm_90a configuration (two warpgroups); 4 warps
-  // at BM = 64 and D = 64: the plain one.
-  std::vector<Config> configs = {{128, 128, 128, 8}, {64, 64, 64, 4},
-                                 {64, 128, 128, 4}};
+  // The config table's (configs/flash_fwd_fp8.sm_90a.json: a producer
+  // warpgroup, Q by TMA), two consumer warpgroups taking turns, one
+  // warpgroup, and D = 64 (the f16 product).
+  std::vector<Config> configs = {
+      {128, 128, 128, "num_warps=8,producer=true,tma_a=true"},
+      {128, 128, 128, "num_warps=8"},
+      {64, 128, 128, "num_warps=4"},
+      {64, 64, 64, "num_warps=4"}};
   std::vector<int> seqlens = {1, 17, 200, 1000};
   if (!quick)
     seqlens.push_back(4097);
