@@ -306,12 +306,14 @@ TEST(Manifest, TensorMapsSchemaErrors) {
             "invalid manifest: \"tensorMaps\"[1]: \"arg\" 5 is 'seqlen' of "
             "type i32, not a pointer");
   EXPECT_EQ(mapError(TensorMapParam{2, 4, 64, 192, 32, 128}),
-            "invalid manifest: \"tensorMaps\"[1]: \"elemBytes\" must be 2, "
-            "got 4");
+            "invalid manifest: \"tensorMaps\"[1]: \"elemBytes\" must be 1 "
+            "or 2, got 4");
   // rowElems 0: rows as long as the stride (boxes starting at a column),
-  // and a run-time stride: rowStride times integer parameters.
+  // a run-time stride: rowStride times integer parameters, and fp8 (1-byte
+  // elements, 128-element boxes).
   for (const TensorMapParam &ok : {TensorMapParam{2, 2, 0, 192, 32, 128},
-                                   TensorMapParam{2, 2, 0, 8, 32, 128, {5}}}) {
+                                   TensorMapParam{2, 2, 0, 8, 32, 128, {5}},
+                                   TensorMapParam{2, 1, 128, 128, 128, 64}}) {
     Manifest m = withMaps(), back;
     m.tensorMaps[1] = ok;
     std::string error;
