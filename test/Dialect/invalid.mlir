@@ -429,6 +429,14 @@ func.func @atomic_mask_layout(%p: !tile.tile<16x!tile.ptr<f32>>, %v: !tile.tile<
 
 // -----
 
+func.func @dot_fp8_mixed(%a: !tile.tile<16x32xf8E4M3FN>, %b: !tile.tile<32x8xf8E5M2>, %c: !tile.tile<16x8xf32>) {
+  // expected-error @+1 {{'tile.dot' op operand element types differ: 'f8E4M3FN' vs 'f8E5M2'}}
+  %0 = tile.dot %a, %b, %c : !tile.tile<16x32xf8E4M3FN>, !tile.tile<32x8xf8E5M2>, !tile.tile<16x8xf32>
+  return
+}
+
+// -----
+
 func.func @dot_rank(%a: !tile.tile<16xf16>, %b: !tile.tile<16x8xf16>, %c: !tile.tile<16x8xf32>) {
   // expected-error @+1 {{'tile.dot' op operands must be 2-D tiles}}
   %0 = tile.dot %a, %b, %c : !tile.tile<16xf16>, !tile.tile<16x8xf16>, !tile.tile<16x8xf32>

@@ -130,6 +130,12 @@ func.func @dot_reduce(%q: !tile.tile<128x64xbf16>, %k: !tile.tile<64x64xbf16>,
   %0 = tile.dot %q, %k, %acc : !tile.tile<128x64xbf16>, !tile.tile<64x64xbf16>, !tile.tile<128x64xf32>
   // CHECK: tile.dot %{{.*}}, %{{.*}}, %{{.*}} : <32x16xf16>, <16x32xf16>, <32x32xf32>
   %1 = tile.dot %h, %hb, %hc : !tile.tile<32x16xf16>, !tile.tile<16x32xf16>, !tile.tile<32x32xf32>
+  // fp8 operands (e4m3 "FN", e5m2), f32 accumulator; and their casts.
+  // CHECK: tile.dot %{{.*}}, %{{.*}}, %{{.*}} : <32x32xf8E4M3FN>, <32x32xf8E4M3FN>, <32x32xf32>
+  %f8a = tile.cast %hc : <32x32xf32> -> <32x32xf8E4M3FN>
+  %f8 = tile.dot %f8a, %f8a, %hc : !tile.tile<32x32xf8E4M3FN>, !tile.tile<32x32xf8E4M3FN>, !tile.tile<32x32xf32>
+  // CHECK: tile.cast %{{.*}} : <32x32xf32> -> <32x32xf8E5M2>
+  %f8b = tile.cast %hc : <32x32xf32> -> <32x32xf8E5M2>
   // CHECK: tile.dot %{{.*}}, %{{.*}}, %{{.*}} : <16x32xf32>, <32x8xf32>, <16x8xf32>
   %2 = tile.dot %a32, %b32, %c32 : !tile.tile<16x32xf32>, !tile.tile<32x8xf32>, !tile.tile<16x8xf32>
   // CHECK: tile.dot %{{.*}}, %{{.*}}, %{{.*}} {allow_tf32} : <16x32xf32>, <32x8xf32>, <16x8xf32>
