@@ -77,16 +77,8 @@ kernel histogram<N = 128>(x: ptr<f32>, bins: ptr<i32>, n: i32) {
 }
 )";
 
-struct Ctx {
-  const Device &dev;
-  JIT &jit;
+struct Ctx : tilegpu::SourceTest {
   std::mt19937 rng{20261205};
-  bool ok = true;
-  bool fail(const std::string &what) {
-    std::printf("FAIL: %s\n", what.c_str());
-    ok = false;
-    return false;
-  }
   /// n integers in [-8, 8] as f32.
   std::vector<float> ints(std::size_t n) {
     std::uniform_int_distribution<int> d(-8, 8);
@@ -285,7 +277,7 @@ int main() {
     return tilegpu::kSkipExit;
   std::printf("tile-gpu-atomic: %s\n", dev->description().c_str());
   JIT jit;
-  Ctx t{*dev, jit};
+  Ctx t{{*dev, jit}};
   checkAddRows(t);
   checkAddCols(t);
   checkAddDot(t);

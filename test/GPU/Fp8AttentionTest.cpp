@@ -17,6 +17,7 @@
 
 #include "Fp8Host.h"
 #include "Reference.h"
+#include "SourceKernel.h"
 #include "TestDevice.h"
 
 #include "tile/JIT.h"
@@ -74,17 +75,8 @@ float bf16ToFloat(std::uint16_t h) {
   return f;
 }
 
-struct Runner {
-  const Device &dev;
-  JIT &jit;
-  bool ok = true;
+struct Runner : SourceTest {
   int cases = 0;
-
-  bool fail(const std::string &what) {
-    std::printf("FAIL: %s\n", what.c_str());
-    ok = false;
-    return false;
-  }
 
   void check(const Config &cfg, int s, bool causal, int bh, std::uint64_t seed) {
     ++cases;
@@ -195,7 +187,7 @@ int main(int argc, char **argv) {
     return kSkipExit;
   std::printf("tile-gpu-fp8-attn: %s\n", dev->description().c_str());
   JIT jit;
-  Runner r{*dev, jit};
+  Runner r{{*dev, jit}};
   // The config table's (configs/flash_fwd_fp8.sm_90a.json: a producer
   // warpgroup, Q by TMA), two consumer warpgroups taking turns, one
   // warpgroup, and D = 64 (the f16 product).

@@ -68,16 +68,7 @@ using tilegpu::isNanCode;
 using tilegpu::decodeHost;
 using tilegpu::encodeHost;
 
-struct Ctx {
-  const Device &dev;
-  JIT &jit;
-  bool ok = true;
-  bool fail(const std::string &what) {
-    std::printf("FAIL: %s\n", what.c_str());
-    ok = false;
-    return false;
-  }
-};
+using Ctx = tilegpu::SourceTest;
 
 std::optional<Kernel> build(Ctx &t, const char *name, const Defines &d,
                             const std::string &arch) {

@@ -124,16 +124,7 @@ std::string hex(std::uint32_t v) {
   return b;
 }
 
-struct Ctx {
-  const Device &dev;
-  JIT &jit;
-  bool ok = true;
-  bool fail(const std::string &what) {
-    std::printf("FAIL: %s\n", what.c_str());
-    ok = false;
-    return false;
-  }
-};
+using Ctx = tilegpu::SourceTest;
 
 std::optional<Kernel> build(Ctx &t, const char *name) {
   Schedule schedule;

@@ -10,9 +10,23 @@
 
 #include "tile/JIT.h"
 
+#include <cstdio>
 #include <string>
 
 namespace tilegpu {
+
+/// The device and JIT of such a test, and whether every check so far
+/// passed (fail prints the failure and records it).
+struct SourceTest {
+  const tile::Device &dev;
+  tile::JIT &jit;
+  bool ok = true;
+  bool fail(const std::string &what) {
+    std::printf("FAIL: %s\n", what.c_str());
+    ok = false;
+    return false;
+  }
+};
 
 inline tile::Expected<tile::Kernel>
 loadSourceKernel(tile::JIT &jit, const tile::Device &dev,
