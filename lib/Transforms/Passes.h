@@ -11,6 +11,11 @@ namespace mlir::tile {
 #define GEN_PASS_REGISTRATION
 #include "lib/Transforms/Passes.h.inc"
 
+/// tile-assign-layouts' first step (Fp8Dots.cpp): every fp8 dot that will
+/// not be sm_90a wgmma k32 gets f16 operands (exact); -remarks says why. An
+/// error where such a dot reads a TMA slot.
+LogicalResult widenFp8Dots(func::FuncOp fn, int64_t warps);
+
 /// The warp count of a kernel (its schedule's num_warps, default 4).
 int64_t getNumWarps(Operation *kernelOrModule);
 
