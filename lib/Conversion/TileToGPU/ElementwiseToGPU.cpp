@@ -272,23 +272,7 @@ struct CastLowering : TilePattern<CastOp> {
     if (isFp8(from) || isFp8(to)) {
       // Through f32 (exact for every fp8 value); the frontend routes
       // integers through f32 too.
-      bool hw = state.arch == "sm_90a";
-      auto f32v = VectorType::get(vt.getShape(), rw.getF32Type());
-      Value w = x;
-      if (isFp8(from))
-        w = fp8ToF32(rw, loc, x, from, hw);
-      else if (!from.isF32())
-        w = arith::ExtFOp::create(rw, loc, f32v, x);
-      if (from == to)
-        r = x;
-      else if (isFp8(to))
-        r = f32ToFp8(rw, loc, w, to, hw);
-      else if (to.isF32())
-        r = w;
-      else if (to.getIntOrFloatBitWidth() < 32)
-        r = arith::TruncFOp::create(rw, loc, vt, w);
-      else
-        r = arith::ExtFOp::create(rw, loc, vt, w);
+      r = castFp8(rw, loc, x, from, to, vt, state.arch == "sm_90a");
     } else if (fFrom && fTo) {
       unsigned wf = from.getIntOrFloatBitWidth(), wt = to.getIntOrFloatBitWidth();
       if (from == to)

@@ -1,4 +1,4 @@
-//===- Fp8ToGPU.cpp - fp8 <-> f32 conversions of a thread's registers -----===//
+//===- Fp8ToGPU.cpp - fp8 registers: conversions, the 8-bit A fragment ----===//
 //
 // e4m3 here is the "FN" format (bias 7, no infinities, S.1111.111 is NaN,
 // largest finite 448); e5m2 is IEEE-like (bias 15, infinities, largest
@@ -196,4 +196,104 @@ Value lowering::f32ToFp8(OpBuilder &b, Location loc, Value x, Type fp8,
   Value halves = vector::FromElementsOp::create(
       b, loc, VectorType::get({n / 2}, b.getI16Type()), pairs);
   return vector::BitCastOp::create(b, loc, v.ty(fp8), halves);
+}
+
+/// 8-bit elements from the accumulator layout (a product's result, e.g. P
+/// cast to fp8) to the 8-bit A fragment (getFp8DotALayout), inside quads of
+/// lanes: the thread at quad position t wants columns 4t..4t+3 of each
+/// 16-column block, which quad positions 2(t & 1) and 2(t & 1) + 1 hold in
+/// their pairs at columns +0 and (for t >= 2) +8. Each sender packs its
+/// four bytes of a block (columns 0, 1, 8, 9) in a word; each receiver
+/// takes two words (shfl.idx) and keeps the half it needs of each: two
+/// shuffles and a byte select per four elements, no shared memory. nullopt
+/// for other layouts.
+std::optional<SmallVector<Value>>
+lowering::accumulatorToFp8A(OpBuilder &b, Location loc, KernelInfo &k,
+                  ArrayRef<Value> vals, Type elt, LayoutAttr src,
+                  LayoutAttr dst) {
+  static const int64_t accLanes[] = {0, 2, 0, 4, 1, 0, 2, 0, 4, 0};
+  static const int64_t fp8Lanes[] = {0, 4, 0, 8, 1, 0, 2, 0, 4, 0};
+  if (elt.getIntOrFloatBitWidth() != 8 || src.getRank() != 2 ||
+      !llvm::equal(src.getLanes(), accLanes) ||
+      !llvm::equal(dst.getLanes(), fp8Lanes) ||
+      !llvm::equal(src.getWarps(), dst.getWarps()) || dst.getNumRegs() % 4 ||
+      dst.getNumRegs() != src.getNumRegs())
+    return std::nullopt;
+  RegIndex si(src);
+  // Per group of four destination registers (columns c..c+3 of a row, c a
+  // multiple of 16 before the lane's 4t): the source registers of columns
+  // c + {0, 1, 8, 9}.
+  SmallVector<SmallVector<int64_t>> groups;
+  for (int64_t r = 0; r < dst.getNumRegs(); r += 4) {
+    SmallVector<int64_t> rc = regCoords(dst, r);
+    if (rc[1] % 16)
+      return std::nullopt;
+    for (int64_t j = 1; j < 4; ++j) {
+      SmallVector<int64_t> c = regCoords(dst, r + j);
+      if (c[0] != rc[0] || c[1] != rc[1] + j)
+        return std::nullopt;
+    }
+    SmallVector<int64_t> from;
+    for (int64_t dc : {0, 1, 8, 9}) {
+      int64_t s = si.at(rc[0], rc[1] + dc);
+      if (s < 0)
+        return std::nullopt;
+      from.push_back(s);
+    }
+    groups.push_back(from);
+  }
+  auto c32 = [&](int64_t v) { return i32Const(b, loc, v); };
+  Value quad = arith::AndIOp::create(b, loc, k.lane, c32(3));
+  Value base = arith::SubIOp::create(b, loc, k.lane, quad);
+  Value first = arith::AddIOp::create(
+      b, loc, base,
+      arith::ShLIOp::create(b, loc, arith::AndIOp::create(b, loc, quad, c32(1)),
+                            c32(1)));
+  Value second = arith::AddIOp::create(b, loc, first, c32(1));
+  Value upper = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, quad,
+                                      c32(2));
+  Value width = c32(32);
+  SmallVector<Value> out;
+  for (ArrayRef<int64_t> from : groups) {
+    Value word = toWords(b, loc,
+                         {vals[from[0]], vals[from[1]], vals[from[2]],
+                          vals[from[3]]},
+                         elt, 1)[0];
+    auto take = [&](Value lane) {
+      return gpu::ShuffleOp::create(b, loc, word, lane, width,
+                                    gpu::ShuffleMode::IDX)
+          .getShuffleResult();
+    };
+    Value wa = take(first), wb = take(second);
+    // Low halves (columns +0, +1) for quad positions 0, 1; high (+8, +9)
+    // for 2, 3: bytes [wa.h0, wa.h1, wb.h0, wb.h1].
+    Value lo = arith::OrIOp::create(
+        b, loc, arith::AndIOp::create(b, loc, wa, c32(0xffff)),
+        arith::ShLIOp::create(b, loc, wb, c32(16)));
+    Value hi = arith::OrIOp::create(
+        b, loc, arith::ShRUIOp::create(b, loc, wa, c32(16)),
+        arith::AndIOp::create(b, loc, wb, c32(int64_t(0xffff0000))));
+    Value w = arith::SelectOp::create(b, loc, upper, hi, lo);
+    llvm::append_range(out, fromWords(b, loc, {w}, elt, 4));
+  }
+  return out;
+}
+
+Value lowering::castFp8(OpBuilder &b, Location loc, Value x, Type from,
+                        Type to, VectorType vt, bool hardware) {
+  if (from == to)
+    return x;
+  auto f32v = VectorType::get(vt.getShape(), b.getF32Type());
+  Value w = x;
+  if (isFp8(from))
+    w = fp8ToF32(b, loc, x, from, hardware);
+  else if (!from.isF32())
+    w = arith::ExtFOp::create(b, loc, f32v, x);
+  if (isFp8(to))
+    return f32ToFp8(b, loc, w, to, hardware);
+  if (to.isF32())
+    return w;
+  if (to.getIntOrFloatBitWidth() < 32)
+    return arith::TruncFOp::create(b, loc, vt, w);
+  return arith::ExtFOp::create(b, loc, vt, w);
 }

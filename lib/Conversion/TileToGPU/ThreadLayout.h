@@ -143,6 +143,18 @@ SmallVector<Value> fromWords(OpBuilder &b, Location loc, ArrayRef<Value> words,
 /// bits with the same results (Fp8ToGPU.cpp).
 Value fp8ToF32(OpBuilder &b, Location loc, Value x, Type fp8, bool hardware);
 Value f32ToFp8(OpBuilder &b, Location loc, Value x, Type fp8, bool hardware);
+/// A thread's vector `x` of `from` as `vt` (element `to`), one side fp8:
+/// through f32 (exact for every fp8 value).
+Value castFp8(OpBuilder &b, Location loc, Value x, Type from, Type to,
+              VectorType vt, bool hardware);
+/// The registers `vals` (8-bit elements, layout `src`) moved to `dst` where
+/// src is the accumulator layout and dst the 8-bit A fragment
+/// (getFp8DotALayout): quad shuffles, no shared memory. nullopt for other
+/// layouts.
+std::optional<SmallVector<Value>>
+accumulatorToFp8A(OpBuilder &b, Location loc, KernelInfo &k,
+                  ArrayRef<Value> vals, Type elt, LayoutAttr src,
+                  LayoutAttr dst);
 
 /// Inline PTX returning `result` (null for none).
 Value ptx(OpBuilder &b, Location loc, Type result, ValueRange operands,

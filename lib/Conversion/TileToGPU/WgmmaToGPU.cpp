@@ -147,14 +147,7 @@ Value storeSwizzled(ConversionPatternRewriter &rw, Location loc, KernelInfo &ki,
           "r,r,r,r,r", /*sideEffects=*/true);
     } else if (eltBytes == 1) {
       Value bits = arith::ExtUIOp::create(
-          rw, loc, i16,
-          vector::ExtractOp::create(
-              rw, loc,
-              vector::BitCastOp::create(
-                  rw, loc, VectorType::get({1}, rw.getI8Type()),
-                  vector::FromElementsOp::create(
-                      rw, loc, VectorType::get({1}, elt), bvals[r])),
-              ArrayRef<int64_t>{0}));
+          rw, loc, i16, arith::BitcastOp::create(rw, loc, rw.getI8Type(), bvals[r]));
       ptx(rw, loc, Type(), ValueRange{addr, bits}, "st.shared.b8 [$0], $1;",
           "r,h", /*sideEffects=*/true);
     } else {
