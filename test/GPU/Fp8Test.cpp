@@ -10,7 +10,7 @@
 //    code); bf16 and f16 sources through `T(x)` too;
 //  - the sm_80 lowering (integer arithmetic on the bits) and the sm_90a one
 //    (cvt) give the same codes bit for bit, both run on this GPU (sm_80
-//    PTX runs on an sm_90 device);
+//    PTX runs on an sm_90 device), and so do 1-element tiles (no pairs);
 //  - dot: 64 x 64 x K products of fp8 tiles whose values are small
 //    integers (every partial sum exact in f32) equal the host's exactly,
 //    on sm_80 (as f16) and on the device's arch (K = 128 on sm_90a: fp8
@@ -26,6 +26,7 @@
 
 #include "tile/JIT.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -161,10 +162,12 @@ std::vector<float> encodeInputs() {
   return v;
 }
 
-/// Encodes `x` on `arch`; the codes, or empty after a failure.
+/// Encodes `x` on `arch`, `per` elements per program (a tile of N = per);
+/// the codes, or empty after a failure.
 std::vector<std::uint8_t> encodeOn(Ctx &t, const Format &f, const std::string &arch,
-                                   const std::vector<float> &x) {
-  std::optional<Kernel> k = build(t, "encode", {{"T", f.name}}, arch);
+                                   const std::vector<float> &x, int per = 1024) {
+  std::optional<Kernel> k =
+      build(t, "encode", {{"T", f.name}, {"N", std::to_string(per)}}, arch);
   if (!k)
     return {};
   std::vector<std::uint8_t> codes(x.size(), 0);
@@ -172,7 +175,7 @@ std::vector<std::uint8_t> encodeOn(Ctx &t, const Format &f, const std::string &a
   int n = int(x.size());
   if (!dx || !dc ||
       !run(t, std::string("encode ") + f.name + " (" + arch + ")",
-           k->launch({unsigned((n + 1023) / 1024), 1, 1},
+           k->launch({unsigned((n + per - 1) / per), 1, 1},
                      {KernelArg::pointer(*dx, "f32"),
                       KernelArg::pointer(*dc, "u8"), KernelArg::int32(n)}),
            *dc, codes.data(), codes.size()))
@@ -201,6 +204,15 @@ void checkEncode(Ctx &t, const Format &f, const std::vector<std::string> &archs)
     std::printf("%s: %s (%zu values: nearest, ties to even, saturating)\n",
                 bad ? "FAIL" : "PASS", what.c_str(), x.size());
   }
+  // One-element tiles (no pair to convert together) on the device's arch.
+  std::vector<float> head(x.begin(), x.begin() + 4096);
+  std::vector<std::uint8_t> one = encodeOn(t, f, archs.back(), head, 1);
+  bool oneSame = !one.empty() &&
+                 std::equal(one.begin(), one.end(), got.back().begin());
+  if (!oneSame)
+    t.fail(std::string("encode ") + f.name + ": 1-element tiles differ");
+  std::printf("%s: encode %s (%s): 1-element tiles give the same codes\n",
+              oneSame ? "PASS" : "FAIL", f.name, archs.back().c_str());
   if (got.size() == 2) {
     bool same = got[0] == got[1];
     if (!same)
