@@ -77,6 +77,9 @@ FailureOr<Val> MLIRGen::genMemory(const CallExpr &e, Slots s) {
     shape = *bs;
     value = *v;
   }
+  if (n == "atomic_add" && mlir::tile::isFp8(pointee))
+    return error(s[0]->loc) << noFp8Arithmetic(pointee, "'atomic_add'"),
+           failure();
   if (n == "atomic_add" && (pointee.isInteger(1)))
     return error(s[0]->loc) << "atomic_add needs numeric pointees, got "
                             << describe(pt), failure();
