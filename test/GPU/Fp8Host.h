@@ -2,8 +2,10 @@
 //
 // The fp8 formats as tilec implements them (docs/language.md#fp8): decode
 // every code, encode to the nearest finite value with ties to the even
-// code, saturating; NaN encodes as 0x7f. By exhaustive search over the 128
-// magnitudes: slow, obviously right.
+// code, saturating (past the largest finite value, infinities included,
+// gives the largest finite code); NaN of either sign encodes as 0x7f, as
+// `cvt.rn.satfinite` does. By exhaustive search over the 128 magnitudes:
+// slow, obviously right.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -46,13 +48,15 @@ inline unsigned encodeHost(const Format &f, double x) {
     return 0x7f;
   unsigned sign = std::signbit(x) ? 0x80 : 0;
   double a = std::fabs(x);
-  unsigned best = 0;
+  unsigned best = 0, top = 0; // top: the largest finite code
+  for (unsigned c = 0; c < 0x80; ++c)
+    if (std::isfinite(decodeHost(f, c)))
+      top = c;
+  if (a >= decodeHost(f, top)) // saturation, infinities included
+    return top | sign;
   double bestErr = std::numeric_limits<double>::infinity();
-  for (unsigned c = 0; c < 0x80; ++c) {
-    double v = decodeHost(f, c);
-    if (!std::isfinite(v))
-      continue;
-    double err = std::fabs(v - a);
+  for (unsigned c = 0; c <= top; ++c) {
+    double err = std::fabs(decodeHost(f, c) - a);
     if (err < bestErr || (err == bestErr && (c & 1) == 0)) {
       best = c;
       bestErr = err;

@@ -144,9 +144,10 @@ Value softNarrow(VecBuilder &v, Value x, const Fp8Format &f) {
   Value code = v.sel(cmpF(arith::CmpFPredicate::OLT, f.minNormal()), sub, normal);
   code = v.sel(cmpF(arith::CmpFPredicate::OGE, f.maxValue()), v.splatI(f.maxFinite),
                code);
-  code = v.sel(arith::CmpFOp::create(b, v.loc, arith::CmpFPredicate::UNO, x, x),
+  // NaN of either sign becomes the canonical positive 0x7f, as `cvt` does.
+  code = arith::OrIOp::create(b, v.loc, code, sign);
+  return v.sel(arith::CmpFOp::create(b, v.loc, arith::CmpFPredicate::UNO, x, x),
                v.splatI(f.nanCode), code);
-  return arith::OrIOp::create(b, v.loc, code, sign);
 }
 } // namespace
 
