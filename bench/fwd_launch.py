@@ -109,7 +109,7 @@ def check_tensor_maps(man):
             bad(f'"rowStride" {t["rowStride"]} is less than "boxElems" {t["boxElems"]}')
         if t["rowElems"] and not stride_args and t["rowStride"] < t["rowElems"]:
             bad(f'"rowStride" {t["rowStride"]} is less than "rowElems" {t["rowElems"]}')
-        if t["rowStride"] * t["elemBytes"] % 16:
+        if not stride_args and t["rowStride"] * t["elemBytes"] % 16:
             bad(f'"rowStride" {t["rowStride"]} of {t["elemBytes"]}-byte elements is '
                 f'{t["rowStride"] * t["elemBytes"]} bytes, not a multiple of 16')
         if t["rowElems"] and t["boxElems"] > t["rowElems"]:
@@ -216,8 +216,14 @@ class KernelLauncher:
                                    f"row stride {t['rowStride']} x '{self.params[a]['name']}' = {v} is not "
                                    "a positive stride below 2^40 elements")
             stride *= v
-        if stride < max(t["rowElems"], t["boxElems"]):
-            raise RuntimeError(f"tensor map of argument {t['arg']} '{self.params[t['arg']]['name']}': rows "
+        where = f"tensor map of argument {t['arg']} '{self.params[t['arg']]['name']}'"
+        if stride * t["elemBytes"] % 16:
+            raise RuntimeError(f"{where}: rows {stride} elements of {t['elemBytes']} bytes apart are "
+                               "not a multiple of 16 bytes apart (TMA needs it)")
+        # Whole rows (rowElems 0) may be shorter than a box: TMA reads the
+        # columns past a row as zero.
+        if stride < t["rowElems"] or (t["rowElems"] and t["rowElems"] < t["boxElems"]):
+            raise RuntimeError(f"{where}: rows "
                                f"{stride} elements apart are shorter than its box "
                                f"({max(t['rowElems'], t['boxElems'])} elements)")
         return stride

@@ -11,6 +11,12 @@ namespace mlir::tile {
 /// the frontend found); AxisInfo reads it.
 inline constexpr llvm::StringLiteral kDivisibilityAttr = "tile.divisibility";
 
+/// i64 array attribute on an integer kernel argument x: numbers of integer
+/// arguments y with x <= y (signed), which the launcher guarantees (a
+/// `require(y >= x)` the frontend found); the TMA box matcher reads it to
+/// prove a column bound within a row.
+inline constexpr llvm::StringLiteral kAtMostAttr = "tile.at_most";
+
 /// "BM = 64, CAUSAL = true, T = bf16, SCORE_MOD = alibi" from a kernel's
 /// tile.params dictionary (kParamsAttr), for diagnostics; "" when absent.
 std::string describeParams(DictionaryAttr params);

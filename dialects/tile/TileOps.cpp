@@ -169,8 +169,10 @@ verifyTmaBox(Operation *op, Value base, int64_t inner, int64_t outer,
     return op->emitOpError("row_elems must be fewer than the box's columns, "
                            "at least 64 and a multiple of 16 bytes");
   int64_t row = rowElems ? int64_t(*rowElems) : inner;
-  if ((!atLaunch && int64_t(rowStride) < row) || rowStride < 1 ||
-      rowStride % 8 != 0)
+  // A run-time stride's constant factor may be anything: the launcher
+  // checks the product (16-byte multiple, covering the box).
+  if ((!atLaunch && (int64_t(rowStride) < row || rowStride % 8 != 0)) ||
+      rowStride < 1)
     return op->emitOpError("row_stride must cover the box and be a multiple "
                            "of 16 bytes");
   auto fn = op->getParentOfType<FunctionOpInterface>();

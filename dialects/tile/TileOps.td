@@ -388,7 +388,10 @@ def Tile_TmaWaitOp : Tile_Op<"tma_wait", [MemoryEffects<[MemRead]>]> {
     the result is the tile in the stage. Only the first `valid` rows of the
     box (along the dimension that is not `inner_dim`) are kept: rows from
     `valid` on (all of them when `valid` <= 0) are set to zero in shared
-    memory first, as a masked load would read them. Its uses must be
+    memory first, as a masked load would read them. With `clip_columns`
+    `valid` counts elements along the copies' rows instead (a box that
+    moves along its rows, clipped at a column): the elements of every row
+    from `valid` on are set to zero. Its uses must be
     `tile.dot` B operands, or A operands when `inner_dim` is 1 (K
     contiguous), read in place by wgmma. `inner_dim` repeats the copies'
     contiguous dimension.
@@ -398,7 +401,7 @@ def Tile_TmaWaitOp : Tile_Op<"tma_wait", [MemoryEffects<[MemRead]>]> {
     ```
   }];
   let arguments = (ins I32:$stage, I32:$phase, I32:$valid, I64Attr:$slot,
-                       I64Attr:$inner_dim);
+                       I64Attr:$inner_dim, UnitAttr:$clip_columns);
   let results = (outs Tile_ValueTile:$result);
   let assemblyFormat = [{
     $stage `,` $phase `,` $valid attr-dict `:` type($stage) `,` type($phase) `,` type($valid) `->` type($result)

@@ -62,9 +62,13 @@ public:
   /// The dimension along which `ptr` has stride 1, if any.
   std::optional<unsigned> contiguousDim(Value ptr) const;
 
+  /// A power of two that provably divides integer scalar `v` (constants,
+  /// loop induction variables, arguments with tile.divisibility, and
+  /// products and sums of them).
+  int64_t scalarDivisibility(Value v) const;
+
 private:
   void visit(Operation *op);
-  int64_t scalarDivisibility(Value v) const;
   llvm::DenseMap<Value, AxisInfo> infos;
 };
 

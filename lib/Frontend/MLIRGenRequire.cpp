@@ -242,6 +242,55 @@ void recordDivisibility(func::FuncOp fn, Value c) {
   fn.setArgAttr(i, mlir::tile::kDivisibilityAttr,
                 IntegerAttr::get(IntegerType::get(fn.getContext(), 64), pow2));
 }
+
+/// The kernel argument `v` is (through integer widening), or null.
+BlockArgument argumentOf(func::FuncOp fn, Value v) {
+  while (isa_and_nonnull<arith::ExtSIOp>(v.getDefiningOp()))
+    v = v.getDefiningOp()->getOperand(0);
+  auto arg = dyn_cast<BlockArgument>(v);
+  return arg && arg.getOwner() == &fn.getBody().front() ? arg : BlockArgument();
+}
+
+/// For each conjunct of `c` (through `&&`) of the form `y >= x` (or
+/// `x <= y`, or the strict forms) with x and y signed integer arguments:
+/// x's kAtMostAttr gains y. The launcher checks the condition.
+void recordAtMost(func::FuncOp fn, Value c) {
+  Operation *op = c.getDefiningOp();
+  if (auto a = dyn_cast_or_null<arith::AndIOp>(op)) {
+    recordAtMost(fn, a.getLhs());
+    recordAtMost(fn, a.getRhs());
+    return;
+  }
+  auto cmp = dyn_cast_or_null<arith::CmpIOp>(op);
+  if (!cmp)
+    return;
+  Value small, large;
+  switch (cmp.getPredicate()) {
+  case arith::CmpIPredicate::sge:
+  case arith::CmpIPredicate::sgt:
+    large = cmp.getLhs(), small = cmp.getRhs();
+    break;
+  case arith::CmpIPredicate::sle:
+  case arith::CmpIPredicate::slt:
+    small = cmp.getLhs(), large = cmp.getRhs();
+    break;
+  default:
+    return;
+  }
+  BlockArgument x = argumentOf(fn, small), y = argumentOf(fn, large);
+  if (!x || !y || x == y || fn.getArgAttr(x.getArgNumber(), "tile.type") ||
+      fn.getArgAttr(y.getArgNumber(), "tile.type"))
+    return;
+  SmallVector<int64_t> ys;
+  if (auto old = fn.getArgAttrOfType<DenseI64ArrayAttr>(x.getArgNumber(),
+                                                        mlir::tile::kAtMostAttr))
+    ys.assign(old.asArrayRef().begin(), old.asArrayRef().end());
+  if (llvm::is_contained(ys, int64_t(y.getArgNumber())))
+    return;
+  ys.push_back(y.getArgNumber());
+  fn.setArgAttr(x.getArgNumber(), mlir::tile::kAtMostAttr,
+                DenseI64ArrayAttr::get(fn.getContext(), ys));
+}
 } // namespace
 
 FailureOr<Val> MLIRGen::genRequire(const CallExpr &e, Slots s) {
@@ -295,5 +344,6 @@ FailureOr<Val> MLIRGen::genRequire(const CallExpr &e, Slots s) {
        builder.getNamedAttr("loc", builder.getStringAttr(where))}));
   fn->setAttr(::tile::frontend::kRequiresAttr, builder.getArrayAttr(all));
   recordDivisibility(fn, c->value);
+  recordAtMost(fn, c->value);
   return Val();
 }

@@ -164,8 +164,17 @@ Expected<CUtensorMap> encodeTensorMap(const CudaApi &api, const Manifest &m,
                   " is not a positive stride below 2^40 elements");
     stride *= std::uint64_t(v);
   }
+  if ((stride * std::uint64_t(t.elemBytes)) % 16 != 0)
+    return fail("rows " + std::to_string(stride) + " elements of " +
+                std::to_string(t.elemBytes) + " bytes apart are not a multiple "
+                "of 16 bytes apart (TMA needs it)");
+  // A map of whole rows (rowElems 0: boxes start at a column, or move
+  // along the rows) may have rows shorter than a box: TMA reads the
+  // columns past a row as zero. A map of the first rowElems columns of
+  // each row must hold a box.
   std::uint64_t rowElems = t.rowElems ? std::uint64_t(t.rowElems) : stride;
-  if (stride < rowElems || rowElems < std::uint64_t(t.boxElems))
+  if (stride < rowElems ||
+      (t.rowElems && rowElems < std::uint64_t(t.boxElems)))
     return fail("rows " + std::to_string(stride) +
                 " elements apart are shorter than its box (" +
                 std::to_string(std::max<std::uint64_t>(rowElems, t.boxElems)) +

@@ -202,8 +202,9 @@ bool getTensorMap(const Value &v, const std::vector<KernelParam> &params,
   if (t.rowElems != 0 && t.strideArgs.empty() && t.rowStride < t.rowElems)
     return fail("\"rowStride\" " + num(t.rowStride) +
                 " is less than \"rowElems\" " + num(t.rowElems));
+  // A run-time stride (strideArgs) is checked at launch, as a product.
   long long rowBytes = (long long)t.rowStride * t.elemBytes;
-  if (rowBytes % 16 != 0)
+  if (t.strideArgs.empty() && rowBytes % 16 != 0)
     return fail("\"rowStride\" " + num(t.rowStride) + " of " +
                 num(t.elemBytes) + "-byte elements is " + num(rowBytes) +
                 " bytes, not a multiple of 16");

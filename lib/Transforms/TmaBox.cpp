@@ -166,7 +166,8 @@ bool nonNegative(Value v) {
 std::optional<Match> matchBox(scf::ForOp loop, Value ptr, Value mask,
                               Value other, TileType type,
                               const AxisAnalysis &axes,
-                              bool needNonNegativeRows, std::string *why) {
+                              bool needNonNegativeRows, std::string *why,
+                              bool allowColumns) {
   auto fail = [&](const std::string &reason) -> std::optional<Match> {
     if (why)
       *why = reason;
@@ -213,8 +214,11 @@ std::optional<Match> matchBox(scf::ForOp loop, Value ptr, Value mask,
   auto cmp = e && e.getAxis() == int64_t(*inner)
                  ? e.getOperand().getDefiningOp<CmpOp>()
                  : CmpOp();
-  if (!cmp || cmp.getPredicate() != CmpPredicate::lt)
+  if (!cmp || cmp.getPredicate() != CmpPredicate::lt) {
+    if (allowColumns && !rowElems)
+      return matchColumnBox(loop, ptr, mask, type, axes, *inner, stride, why);
     return fail("its mask is not `row < bound` along the rows");
+  }
   auto boundSplat = cmp.getRhs().getDefiningOp<SplatOp>();
   Value y = cmp.getLhs();
   const AxisInfo *yInfo = axes.lookup(y);
@@ -234,20 +238,11 @@ std::optional<Match> matchBox(scf::ForOp loop, Value ptr, Value mask,
   Value strideValue;
   SmallVector<int64_t> strideArgs;
   if (!stride) {
-    strideValue = runtimeRowStride(ptr, y, *inner);
-    if (!strideValue || !isInvariant(loop, strideValue))
-      return fail("its row stride is neither a compile-time constant nor a "
-                  "loop-invariant scalar multiplying the row index");
-    std::optional<int64_t> factor = strideMonomial(strideValue, strideArgs);
-    if (!factor)
-      return fail("its run-time row stride is not a product of integer "
-                  "kernel arguments and constants (the launcher builds the "
-                  "tensor map from them)");
-    if (*factor <= 0 || (*factor * bytes) % 16)
-      return fail("its run-time row stride is not provably a multiple of 16 "
-                  "bytes (a constant factor of " +
-                  std::to_string(*factor * bytes) + " bytes)");
-    stride = *factor;
+    std::string problem;
+    stride = runtimeStride(loop, ptr, y, *inner, bytes, axes, strideValue,
+                           strideArgs, problem);
+    if (!stride)
+      return fail(problem);
   }
   if (!pointerMovesOnlyByRow(loop, ptr, y, *inner, *stride, strideValue))
     return fail("its address is not a loop-invariant base plus whole rows "
@@ -261,15 +256,46 @@ std::optional<Match> matchBox(scf::ForOp loop, Value ptr, Value mask,
 
 /// matchBox of a load that `dot` reads.
 std::optional<Match> matchLoadBox(scf::ForOp loop, LoadOp load, DotOp dot,
-                                  const AxisAnalysis &axes, std::string *why) {
+                                  const AxisAnalysis &axes, std::string *why,
+                                  bool allowColumns) {
   std::optional<Match> m =
       matchBox(loop, load.getPtr(), load.getMask(), load.getOther(),
-               cast<TileType>(load.getType()), axes, true, why);
+               cast<TileType>(load.getType()), axes, true, why, allowColumns);
   if (m) {
     m->load = load;
     m->dot = dot;
   }
   return m;
+}
+
+std::optional<int64_t> runtimeStride(scf::ForOp loop, Value ptr, Value y,
+                                     unsigned inner, int64_t bytes,
+                                     const AxisAnalysis &axes,
+                                     Value &strideValue,
+                                     SmallVectorImpl<int64_t> &strideArgs,
+                                     std::string &why) {
+  strideValue = runtimeRowStride(ptr, y, inner);
+  if (!strideValue || !isInvariant(loop, strideValue)) {
+    why = "its row stride is neither a compile-time constant nor a "
+          "loop-invariant scalar multiplying the row index";
+    return std::nullopt;
+  }
+  std::optional<int64_t> factor = strideMonomial(strideValue, strideArgs);
+  if (!factor) {
+    why = "its run-time row stride is not a product of integer kernel "
+          "arguments and constants (the launcher builds the tensor map from "
+          "them)";
+    return std::nullopt;
+  }
+  // The arguments' divisibility (require(x % C == 0)) counts too.
+  int64_t divides = axes.scalarDivisibility(strideValue);
+  if (*factor <= 0 || ((*factor * bytes) % 16 && (divides * bytes) % 16)) {
+    why = "its run-time row stride is not provably a multiple of 16 bytes "
+          "(a constant factor of " +
+          std::to_string(*factor * bytes) + " bytes)";
+    return std::nullopt;
+  }
+  return factor;
 }
 
 /// The loop over programs of a persistent kernel (tile-persistent's, in

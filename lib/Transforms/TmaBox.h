@@ -17,6 +17,12 @@
 //     are multiples of the box's width (a head's columns in a row of
 //     [B, S, H, D]): no box straddles two rows, as TMA reads columns past a
 //     row as zero where the load would read the next row.
+// A ring's box may instead move along its rows (TmaColumns.cpp): masked
+// exactly by `X < bound` with X the column index (stride 1, non-negative),
+// rows a loop-invariant `Y * stride`, the base whole rows, and the bound
+// provably at most the row stride (a constant, or `require(stride >=
+// bound)` on kernel arguments): every column the mask keeps lies in its
+// row, and the wait zeroes the columns from the bound on.
 // The launcher maps the whole allocation behind the argument as rows of the
 // stride (rows as long as the stride where boxes start at a column).
 //
@@ -48,6 +54,11 @@ struct Match {
   int64_t rowElems = 0;
   /// A ring's readers, `dot` first (B operands, some through tile.trans).
   SmallVector<DotOp> dots = {};
+  /// A box moving along its rows: X, the column of each element along the
+  /// inner dim (the mask is `X < bound`; `rowIndex` is loop-invariant).
+  Value colIndex = {};
+  /// The index the loop moves the box by: X for such a box, else Y.
+  Value moving() const { return colIndex ? colIndex : rowIndex; }
 };
 
 /// Where the copies of `mt` read: the kernel argument, the row of it where
@@ -57,6 +68,9 @@ struct Match {
 struct BoxOrigin {
   Value arg, rowBase, y0;
   Value col; ///< first column (null: 0, the map spans the box's columns)
+  Value x0 = {}; ///< a box moving along its rows: its first X
+  /// The moving index's first value (x0 or y0).
+  Value first() const { return x0 ? x0 : y0; }
 };
 
 /// Without a loop (an access outside loops) every value counts as defined
@@ -73,11 +87,33 @@ std::optional<int64_t> constantOf(Value v);
 /// The box of an access through `ptr` (a load's mask and other, or a
 /// store's mask) in `loop` (null: outside loops); on failure `why` says
 /// what does not hold.
+/// With `allowColumns` (rings) also a box moving along its rows.
 std::optional<Match> matchBox(scf::ForOp loop, Value ptr, Value mask,
                               Value other, TileType type,
                               const AxisAnalysis &axes,
                               bool needNonNegativeRows = true,
-                              std::string *why = nullptr);
+                              std::string *why = nullptr,
+                              bool allowColumns = false);
+/// The box check of matchBox for a mask `X < bound` along the rows
+/// (TmaColumns.cpp); `stride` is the constant row stride where known.
+std::optional<Match> matchColumnBox(scf::ForOp loop, Value ptr, Value mask,
+                                    TileType type, const AxisAnalysis &axes,
+                                    unsigned inner,
+                                    std::optional<int64_t> stride,
+                                    std::string *why);
+/// The run-time row stride of `ptr` (row index `y`): `strideValue`, its
+/// argument numbers `strideArgs` and constant factor (returned), or a
+/// failure with `why`; `bytes` per element.
+std::optional<int64_t> runtimeStride(scf::ForOp loop, Value ptr, Value y,
+                                     unsigned inner, int64_t bytes,
+                                     const AxisAnalysis &axes,
+                                     Value &strideValue,
+                                     SmallVectorImpl<int64_t> &strideArgs,
+                                     std::string &why);
+/// Whether `v` is computed from `y` (TmaRows.cpp).
+bool dependsOn(Value v, Value y);
+/// Scalars a row or column index may start at: provably >= 0.
+bool nonNegative(Value v);
 /// The row stride of the pointer chain `ptr` where its row term is
 /// `Y * splat(s)` with `s` not a constant: `s`; null otherwise (TmaRows.cpp).
 Value runtimeRowStride(Value ptr, Value y, unsigned inner);
@@ -88,11 +124,16 @@ std::optional<int64_t> strideMonomial(Value s, SmallVectorImpl<int64_t> &args);
 /// one row offset of `y` (`stride`, or a splat of `strideValue`, rows).
 bool pointerMovesOnlyByRow(scf::ForOp loop, Value ptr, Value y, unsigned inner,
                            int64_t stride, Value strideValue);
+/// Every addend of the pointer chain `ptr` is loop-invariant except exactly
+/// one addend that depends on `y`, for which `isTerm` holds.
+bool pointerMovesOnlyBy(scf::ForOp loop, Value ptr, Value y,
+                        function_ref<bool(Value)> isTerm);
 
 /// matchBox of a load that `dot` reads.
 std::optional<Match> matchLoadBox(scf::ForOp loop, LoadOp load, DotOp dot,
                                   const AxisAnalysis &axes,
-                                  std::string *why = nullptr);
+                                  std::string *why = nullptr,
+                                  bool allowColumns = false);
 
 /// The loop over programs of a persistent kernel (tile-persistent's, in
 /// the kernel's body) whose body holds `op`; null otherwise.

@@ -78,7 +78,8 @@ std::optional<Match> tma::matchRing(scf::ForOp loop, LoadOp load,
                   std::string(fp8 ? "32" : "16") + ")");
   }
   std::optional<Match> m =
-      matchLoadBox(loop, load, readers.front().first, axes, why);
+      matchLoadBox(loop, load, readers.front().first, axes, why,
+                   /*allowColumns=*/true);
   // fp8 wgmma reads B with K contiguous only: the load's contiguous
   // dimension is B's K (dimension 0 read directly, 1 through a trans).
   if (m && fp8)
@@ -138,13 +139,18 @@ std::optional<Match> tma::matchA(LoadOp load, const AxisAnalysis &axes,
 }
 
 namespace {
-/// Copy `iter` of the box whose first row is `y`, where `pred` holds.
+/// Copy `iter` of the box whose first row (first column, for a box moving
+/// along its rows) is `y`, where `pred` holds.
 void createCopy(OpBuilder &b, Match mt, const BoxOrigin &o, Value y,
                 Value iter, Value pred, int64_t slot, int64_t stages) {
   Location loc = mt.load.getLoc();
   auto type = cast<TileType>(mt.load.getType());
-  TmaCopyOp::create(b, loc, o.arg, arith::AddIOp::create(b, loc, o.rowBase, y),
-                    iter, pred, o.col, b.getI64IntegerAttr(slot),
+  Value row = arith::AddIOp::create(b, loc, o.rowBase, mt.colIndex ? o.y0 : y);
+  Value col = o.col;
+  if (mt.colIndex)
+    col = o.col ? Value(arith::AddIOp::create(b, loc, o.col, y)) : y;
+  TmaCopyOp::create(b, loc, o.arg, row, iter, pred, col,
+                    b.getI64IntegerAttr(slot),
                     b.getI64IntegerAttr(stages),
                     b.getDenseI64ArrayAttr(type.getShape()),
                     b.getI64IntegerAttr(mt.inner),
@@ -153,15 +159,17 @@ void createCopy(OpBuilder &b, Match mt, const BoxOrigin &o, Value y,
 }
 
 /// The load becomes a wait for stage `stage` (barrier parity `parity`),
-/// keeping the rows before `mt.bound` of the box whose first row is `y`.
+/// keeping the rows before `mt.bound` of the box whose first row is `y`
+/// (the columns, of a box moving along its rows whose first column is y).
 void replaceByWait(OpBuilder &b, Match mt, Value stage, Value parity,
                    Value y, int64_t slot) {
   LoadOp load = mt.load;
   Location loc = load.getLoc();
   Value valid = arith::SubIOp::create(b, loc, mt.bound, y);
+  UnitAttr columns = mt.colIndex ? b.getUnitAttr() : UnitAttr();
   auto wait = TmaWaitOp::create(b, loc, load.getType(), stage, parity, valid,
                                 b.getI64IntegerAttr(slot),
-                                b.getI64IntegerAttr(mt.inner));
+                                b.getI64IntegerAttr(mt.inner), columns);
   // A transposed reader waits for the same stage with the other dimension
   // contiguous. It zeroes the rows past the bound as well: later passes may
   // move either wait (tile-overlap-dots runs a product an iteration late),
@@ -173,7 +181,7 @@ void replaceByWait(OpBuilder &b, Match mt, Value stage, Value parity,
     b.setInsertionPoint(tr);
     auto twait = TmaWaitOp::create(b, loc, tr.getType(), stage, parity, valid,
                                    b.getI64IntegerAttr(slot),
-                                   b.getI64IntegerAttr(1 - mt.inner));
+                                   b.getI64IntegerAttr(1 - mt.inner), columns);
     tr.replaceAllUsesWith(twait.getResult());
     tr.erase();
   }
@@ -295,7 +303,7 @@ LogicalResult tma::rewriteRing(scf::ForOp loop, Match mt, int64_t slot,
   IRMapping next;
   Value nextIv = arith::AddIOp::create(b, loc, iv, step);
   next.map(iv, nextIv);
-  FailureOr<Value> yn = originOf(b, loop, mt.rowIndex, next);
+  FailureOr<Value> yn = originOf(b, loop, mt.moving(), next);
   if (failed(yn))
     return failure();
   Value nextOk =
@@ -313,7 +321,7 @@ LogicalResult tma::rewriteRing(scf::ForOp loop, Match mt, int64_t slot,
   // at the top of iteration i, a whole iteration ahead; the first copy
   // starts before the loop.
   bool guarded = bool(base);
-  createCopyIf(b, mt, *origin, origin->y0, base ? base : c32(0),
+  createCopyIf(b, mt, *origin, origin->first(), base ? base : c32(0),
                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lb, ub),
                slot, stages, guarded);
   b.setInsertionPointAfterValue(afterScalars);
@@ -327,7 +335,7 @@ LogicalResult tma::rewriteRing(scf::ForOp loop, Match mt, int64_t slot,
       b, loc, arith::DivUIOp::create(b, loc, iter, c32(stages)), c32(1));
   IRMapping cur;
   cur.map(iv, iv);
-  FailureOr<Value> y = originOf(b, loop, mt.rowIndex, cur);
+  FailureOr<Value> y = originOf(b, loop, mt.moving(), cur);
   if (failed(y))
     return failure();
   replaceByWait(b, mt, stage, parity, *y, slot);

@@ -31,6 +31,25 @@ bool multipleOf(Value v, int64_t k) {
   return false;
 }
 
+/// Whether scalar `v` is provably a multiple of the scalar `s` (both
+/// through sign extension): a product with s as a factor, sums of them, 0.
+static bool multipleOfScalar(Value v, Value s) {
+  while (auto e = s.getDefiningOp<arith::ExtSIOp>())
+    s = e.getIn();
+  while (auto e = v.getDefiningOp<arith::ExtSIOp>())
+    v = e.getIn();
+  if (v == s || constantOf(v) == std::optional<int64_t>(0))
+    return true;
+  Operation *def = v.getDefiningOp();
+  if (isa_and_nonnull<arith::MulIOp>(def))
+    return multipleOfScalar(def->getOperand(0), s) ||
+           multipleOfScalar(def->getOperand(1), s);
+  if (isa_and_nonnull<arith::AddIOp, arith::SubIOp>(def))
+    return multipleOfScalar(def->getOperand(0), s) &&
+           multipleOfScalar(def->getOperand(1), s);
+  return false;
+}
+
 /// Where a box's masked tensor starts, counted from the kernel argument
 /// `arg`: its first row, and its first column (null when the offset is
 /// provably whole rows: the tensor map then spans only the box's columns).
@@ -44,9 +63,12 @@ struct ArgumentRows {
 /// row (offset / stride) and, unless every offset is provably whole rows,
 /// the i32 column (offset % stride: once per program, where a head's
 /// columns sit inside a row of [B, S, H, D]).
+/// With `columns` (a box moving along its rows) the offset must be
+/// provably whole rows (the box's columns are counted from 0).
 FailureOr<ArgumentRows> splitRows(OpBuilder &b, Location loc, Value p,
                                   int64_t stride, Value stride64,
-                                  int64_t width, std::string *why) {
+                                  int64_t width, std::string *why,
+                                  bool columns) {
   auto fail = [&](const std::string &reason) {
     if (why)
       *why = reason;
@@ -54,8 +76,12 @@ FailureOr<ArgumentRows> splitRows(OpBuilder &b, Location loc, Value p,
   };
   SmallVector<Value> offsets;
   bool wholeRows = !stride64, inWidths = stride % width == 0;
+  if (columns)
+    wholeRows = true;
   while (auto add = p.getDefiningOp<AddPtrOp>()) {
-    wholeRows = wholeRows && multipleOf(add.getOffset(), stride);
+    wholeRows = wholeRows && (stride64 && columns
+                                  ? multipleOfScalar(add.getOffset(), stride64)
+                                  : multipleOf(add.getOffset(), stride));
     inWidths = inWidths && multipleOf(add.getOffset(), width);
     offsets.push_back(add.getOffset());
     p = add.getPtr();
@@ -65,6 +91,10 @@ FailureOr<ArgumentRows> splitRows(OpBuilder &b, Location loc, Value p,
       !isa<func::FuncOp>(arg.getOwner()->getParentOp()))
     return fail("its address does not start at a pointer argument of the "
                 "kernel");
+  if (columns && !wholeRows)
+    return fail("it moves along its rows from a base the compiler cannot "
+                "prove is whole rows (its columns must count from a row's "
+                "start)");
   // A box that starts inside a row must end there (TMA reads columns past
   // the row as zero, where the load would read the next row): provable
   // when the row stride and the offset are multiples of the box's width.
@@ -96,7 +126,8 @@ FailureOr<ArgumentRows> splitRows(OpBuilder &b, Location loc, Value p,
 /// apart: splitRows of p - y * stride.
 FailureOr<ArgumentRows> argumentRows(OpBuilder &b, Location loc, Value p,
                                      Value y, int64_t stride, Value stride64,
-                                     int64_t width, std::string *why) {
+                                     int64_t width, std::string *why,
+                                     bool columns) {
   Value s = stride64 ? stride64
                      : Value(arith::ConstantOp::create(
                            b, loc, b.getI64IntegerAttr(stride)));
@@ -105,7 +136,7 @@ FailureOr<ArgumentRows> argumentRows(OpBuilder &b, Location loc, Value p,
       arith::MulIOp::create(
           b, loc, arith::ExtSIOp::create(b, loc, b.getI64Type(), y), s));
   return splitRows(b, loc, AddPtrOp::create(b, loc, p.getType(), p, back),
-                   stride, stride64, width, why);
+                   stride, stride64, width, why, columns);
 }
 
 /// True when nothing in `loop` writes global memory (shared-memory copies
@@ -230,7 +261,24 @@ FailureOr<Value> originOf(OpBuilder &b, scf::ForOp loop, Value v,
 
 FailureOr<BoxOrigin> boxOrigin(OpBuilder &b, scf::ForOp loop, Match mt,
                                IRMapping &map, std::string *why) {
-  FailureOr<Value> p0 = originOf(b, loop, mt.ptr, map);
+  // A box moving along its rows: its first column x0, and the pointer of
+  // column 0 (whose offset must be whole rows).
+  Value x0;
+  IRMapping atColumn0;
+  if (mt.colIndex) {
+    FailureOr<Value> x = originOf(b, loop, mt.colIndex, map);
+    if (failed(x)) {
+      if (why)
+        *why = "its first column is not computed by pure integer ops the "
+               "pass can rebuild";
+      return failure();
+    }
+    x0 = *x;
+    atColumn0 = map;
+    atColumn0.map(mt.colIndex, arith::ConstantOp::create(
+                                   b, mt.ptr.getLoc(), b.getI32IntegerAttr(0)));
+  }
+  FailureOr<Value> p0 = originOf(b, loop, mt.ptr, mt.colIndex ? atColumn0 : map);
   FailureOr<Value> y0 = failed(p0) ? p0 : originOf(b, loop, mt.rowIndex, map);
   if (failed(y0)) {
     if (why)
@@ -250,7 +298,7 @@ FailureOr<BoxOrigin> boxOrigin(OpBuilder &b, scf::ForOp loop, Match mt,
   auto type = cast<TileType>(mt.ptr.getType());
   FailureOr<ArgumentRows> split =
       argumentRows(b, mt.ptr.getLoc(), *p0, *y0, mt.stride, stride64,
-                   type.getDimSize(mt.inner), why);
+                   type.getDimSize(mt.inner), why, bool(mt.colIndex));
   if (failed(split))
     return failure();
   // Past a padded box's W columns TMA must read zeros: the end of a row,
@@ -261,7 +309,7 @@ FailureOr<BoxOrigin> boxOrigin(OpBuilder &b, scf::ForOp loop, Match mt,
              " elements) and starts inside a longer row";
     return failure();
   }
-  return BoxOrigin{split->arg, split->row, *y0, split->col};
+  return BoxOrigin{split->arg, split->row, *y0, split->col, x0};
 }
 
 /// Why boxOrigin cannot be built for `mt` (empty when it can): a dry run

@@ -110,22 +110,20 @@ bool dependsOn(Value v, Value y) {
                       [&](Value o) { return dependsOn(o, y); });
 }
 
-/// Counts the row terms among the addends of offset `off` (through
-/// broadcasts, tile.add and integer widening casts: `base + keys * D +
-/// cols` computed as one i64 offset); false when an addend other than a
-/// row term depends on `y` or is not loop-invariant.
-static bool rowTermsOf(scf::ForOp loop, Value off, Value y, unsigned inner,
-                       int64_t stride, Value strideValue, int &rowTerms) {
-  if (isRowOffset(off, y, inner, stride, strideValue)) {
-    ++rowTerms;
+/// Counts the moving terms (`isTerm`) among the addends of offset `off`
+/// (through broadcasts, tile.add and integer widening casts: `base + keys
+/// * D + cols` computed as one i64 offset); false when another addend
+/// depends on `y` or is not loop-invariant.
+static bool movingTermsOf(scf::ForOp loop, Value off, Value y,
+                          function_ref<bool(Value)> isTerm, int &terms) {
+  if (isTerm(off)) {
+    ++terms;
     return true;
   }
   if (!dependsOn(off, y))
     return isInvariant(loop, off);
   Operation *def = off.getDefiningOp();
-  auto recur = [&](Value v) {
-    return rowTermsOf(loop, v, y, inner, stride, strideValue, rowTerms);
-  };
+  auto recur = [&](Value v) { return movingTermsOf(loop, v, y, isTerm, terms); };
   if (isa_and_nonnull<BroadcastOp>(def))
     return recur(def->getOperand(0));
   if (auto c = dyn_cast_or_null<CastOp>(def))
@@ -135,30 +133,36 @@ static bool rowTermsOf(scf::ForOp loop, Value off, Value y, unsigned inner,
   return false;
 }
 
-/// Every addend of the pointer chain is loop-invariant except exactly one
-/// row offset of `y`.
-bool pointerMovesOnlyByRow(scf::ForOp loop, Value ptr, Value y, unsigned inner,
-                           int64_t stride, Value strideValue) {
-  int rowTerms = 0;
+bool pointerMovesOnlyBy(scf::ForOp loop, Value ptr, Value y,
+                        function_ref<bool(Value)> isTerm) {
+  int terms = 0;
   while (true) {
     if (!dependsOn(ptr, y) && isInvariant(loop, ptr))
-      return rowTerms == 1;
+      return terms == 1;
     Operation *def = ptr.getDefiningOp();
     if (auto b = dyn_cast_or_null<BroadcastOp>(def)) {
       ptr = b.getOperand();
     } else if (auto s = dyn_cast_or_null<SplatOp>(def)) {
       if (!isInvariant(loop, s.getOperand()))
         return false;
-      return rowTerms == 1;
+      return terms == 1;
     } else if (auto add = dyn_cast_or_null<AddPtrOp>(def)) {
-      if (!rowTermsOf(loop, add.getOffset(), y, inner, stride, strideValue,
-                      rowTerms))
+      if (!movingTermsOf(loop, add.getOffset(), y, isTerm, terms))
         return false;
       ptr = add.getPtr();
     } else {
       return false;
     }
   }
+}
+
+/// Every addend of the pointer chain is loop-invariant except exactly one
+/// row offset of `y`.
+bool pointerMovesOnlyByRow(scf::ForOp loop, Value ptr, Value y, unsigned inner,
+                           int64_t stride, Value strideValue) {
+  return pointerMovesOnlyBy(loop, ptr, y, [&](Value off) {
+    return isRowOffset(off, y, inner, stride, strideValue);
+  });
 }
 
 } // namespace mlir::tile::tma

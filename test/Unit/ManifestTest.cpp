@@ -313,7 +313,9 @@ TEST(Manifest, TensorMapsSchemaErrors) {
   // elements, 128-element boxes).
   for (const TensorMapParam &ok : {TensorMapParam{2, 2, 0, 192, 32, 128},
                                    TensorMapParam{2, 2, 0, 8, 32, 128, {5}},
-                                   TensorMapParam{2, 1, 128, 128, 128, 64}}) {
+                                   TensorMapParam{2, 1, 128, 128, 128, 64},
+                                   // a run-time stride's factor: any size
+                                   TensorMapParam{2, 1, 0, 1, 128, 128, {5}}}) {
     Manifest m = withMaps(), back;
     m.tensorMaps[1] = ok;
     std::string error;

@@ -167,16 +167,27 @@ TEST(Runtime, TensorMapOfARunTimeRowStride) {
   EXPECT_EQ(c.globalStrides[0], 256u);
   EXPECT_EQ(c.boxDim[0], 64u);
 
-  args[5] = KernelArg::int32(4); // rows of 32 elements: shorter than a box
-  Status s = kernel->launch({1, 1, 1}, args);
-  EXPECT_EQ(s.message(), "launching 'flash_fwd': tensor map of argument 1 "
-                         "'k': rows 32 elements apart are shorter than its "
-                         "box (64 elements)");
+  // Rows of 32 elements, shorter than a box: whole rows (rowElems 0) map
+  // as they are; TMA reads the box's columns past them as zero.
+  args[5] = KernelArg::int32(4);
+  encodes = fake()->tensorMapEncodes;
+  ok = kernel->launch({1, 1, 1}, args);
+  ASSERT_TRUE(ok.ok()) << ok.message();
+  EXPECT_EQ(fake()->tensorMapCalls[encodes % 8].globalDim[0], 32u);
   args[5] = KernelArg::int32(-2);
-  s = kernel->launch({1, 1, 1}, args);
+  Status s = kernel->launch({1, 1, 1}, args);
   EXPECT_EQ(s.message(), "launching 'flash_fwd': tensor map of argument 1 "
                          "'k': row stride 8 x 'seqlen' = -2 is not a positive "
                          "stride below 2^40 elements");
+  // A factor of 1: the product must be 16 bytes (8 elements) apart.
+  m.tensorMaps = {{1, 2, 0, 1, 64, 64, {5}}};
+  Expected<Kernel> byOne = Kernel::load(*dev, m, kPTX);
+  ASSERT_TRUE(byOne) << byOne.error();
+  args[5] = KernelArg::int32(12);
+  s = byOne->launch({1, 1, 1}, args);
+  EXPECT_EQ(s.message(), "launching 'flash_fwd': tensor map of argument 1 "
+                         "'k': rows 12 elements of 2 bytes apart are not a "
+                         "multiple of 16 bytes apart (TMA needs it)");
 }
 
 TEST(Runtime, TensorMapErrorsNameTheArgument) {

@@ -35,6 +35,18 @@ std::string slabColumn(OpBuilder &b, Location loc, Value col, int64_t s,
                        SmallVectorImpl<Value> &ops,
                        int64_t slabElems = kSlabElems);
 
+/// After a copy into `buffer` (a stage: 128-byte swizzled rows in slabs)
+/// of a box `tile` (contiguous along `innerDim`) the tile keeps its first
+/// `valid` rows; where fewer, the warps zero the others in shared memory,
+/// make that visible to the async proxy and meet at a barrier
+/// (TmaZero.cpp). `valid` is the same in every thread.
+void zeroRowsFrom(OpBuilder &b, Location loc, KernelInfo &ki, Value buffer,
+                  Value valid, TileType tile, int64_t innerDim);
+/// The same for the first `valid` columns (elements along a row) of every
+/// row.
+void zeroColumnsFrom(OpBuilder &b, Location loc, KernelInfo &ki, Value buffer,
+                     Value valid, TileType tile, int64_t innerDim);
+
 /// Warp groups that store their rows on their own: warpgroups (4 warps)
 /// whose rows of `l` (`rows` in all) are one block each, rows / groups
 /// apart (the wgmma accumulator layout of 8 or more warps); else 1 (every

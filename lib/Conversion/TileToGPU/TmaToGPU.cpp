@@ -12,7 +12,7 @@
 // CTA barrier precedes the copy. Thread 0 then starts the copy (expect_tx
 // on the stage's full barrier, then one cp.async.bulk.tensor per
 // 64-element slab of a row); every thread waits on the barrier's phase
-// parity, then the rows past the valid ones are zeroed. wgmma reads the
+// parity, then the rows (or columns) past the valid ones are zeroed (TmaZero.cpp). wgmma reads the
 // slot in place, as a dot's B or (K contiguous) A operand (WgmmaToGPU.cpp),
 // so tma_wait yields no registers. A one-stage slot in a kernel running
 // cta_programs > 1 programs per CTA has a buffer and a barrier per
@@ -66,51 +66,6 @@ std::string lowering::slabColumn(OpBuilder &b, Location loc, Value col,
 }
 
 namespace {
-/// The copy landed the whole box, but the tile keeps only its first `valid`
-/// rows: where fewer, the threads zero the 128-byte rows from max(valid, 0)
-/// on in every slab (a whole row, whatever its swizzle), make that visible
-/// to the async proxy (wgmma, later copies) and meet at a CTA barrier.
-/// `valid` is the same in every thread.
-void zeroRowsFrom(OpBuilder &b, Location loc, KernelInfo &ki, Value buffer,
-                  Value valid, TileType tile, int64_t innerDim, int64_t warps) {
-  int64_t rows = tile.getDimSize(1 - innerDim);
-  int64_t slabs = tile.getDimSize(innerDim) / slabElemsOf(tile.getElementType());
-  auto c32 = [&](int64_t v) { return i32Const(b, loc, v); };
-  auto partial = scf::IfOp::create(
-      b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, valid, c32(rows)),
-      /*withElseRegion=*/false);
-  OpBuilder::InsertionGuard g(b);
-  b.setInsertionPoint(partial.thenBlock()->getTerminator());
-  // Thread t writes 16 bytes (t % 8) of rows first + t / 8, + 4 * warps, ...
-  Value tid = arith::AddIOp::create(
-      b, loc, ki.lane, arith::MulIOp::create(b, loc, ki.warp, c32(32)));
-  Value first = arith::AddIOp::create(
-      b, loc, arith::MaxSIOp::create(b, loc, valid, c32(0)),
-      arith::ShRUIOp::create(b, loc, tid, c32(3)));
-  Value chunk = arith::MulIOp::create(
-      b, loc, arith::AndIOp::create(b, loc, tid, c32(7)), c32(16));
-  auto idx = [&](Value v) {
-    return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
-  };
-  auto loop = scf::ForOp::create(b, loc, idx(first), idx(c32(rows)),
-                                 idx(c32(4 * warps)));
-  {
-    OpBuilder::InsertionGuard g2(b);
-    b.setInsertionPoint(loop.getBody()->getTerminator());
-    Value row = arith::IndexCastOp::create(b, loc, b.getI32Type(),
-                                           loop.getInductionVar());
-    Value at = arith::AddIOp::create(
-        b, loc, arith::AddIOp::create(b, loc, buffer, chunk),
-        arith::MulIOp::create(b, loc, row, c32(128)));
-    for (int64_t s = 0; s < slabs; ++s)
-      ptx(b, loc, Type(),
-          ValueRange{arith::AddIOp::create(b, loc, at, c32(s * rows * 128)), c32(0)},
-          "st.shared.v4.b32 [$0], {$1, $1, $1, $1};", "r,r", true);
-  }
-  ptx(b, loc, Type(), ValueRange{}, "fence.proxy.async.shared::cta;", "", true);
-  ctaBarrier(b, loc, ki);
-}
-
 /// Where `go` (i32) is non-zero, arrive on the mbarrier at `barrier`.
 void arrive(OpBuilder &b, Location loc, Value go, Value barrier) {
   ptxIf(b, loc, go, ValueRange{barrier},
@@ -261,8 +216,13 @@ struct TmaWaitLowering : TilePattern<TmaWaitOp> {
         "mbarrier.try_wait.parity.shared::cta.b64 done, [$0], $1;\n"
         "@!done bra TMA_WAIT_${:uid};\n}",
         "r,r", /*sideEffects=*/true);
-    zeroRowsFrom(rw, loc, ki, slot.bufferOf(rw, loc, a.getStage()), a.getValid(),
-                 op.getType(), op.getInnerDim(), ki.warps);
+    Value buffer = slot.bufferOf(rw, loc, a.getStage());
+    if (op.getClipColumns())
+      zeroColumnsFrom(rw, loc, ki, buffer, a.getValid(), op.getType(),
+                      op.getInnerDim());
+    else
+      zeroRowsFrom(rw, loc, ki, buffer, a.getValid(), op.getType(),
+                   op.getInnerDim());
     // No registers: the dot reads the slot.
     auto vt = cast<VectorType>(getTypeConverter()->convertType(op.getType()));
     rw.replaceOpWithNewOp<arith::ConstantOp>(op, vt, rw.getZeroAttr(vt));
