@@ -274,6 +274,12 @@ LogicalResult DotOp::verify() {
     return emitOpError("result must have the accumulator's type");
   if (getAllowTf32() && !a.getElementType().isF32())
     return emitOpError("allow_tf32 only applies to f32 operands");
+  if (auto k = getKUsed(); k && (*k <= 0 || int64_t(*k) > a.getDimSize(1)))
+    return emitOpError() << "k_used " << *k << " is not in [1, "
+                         << a.getDimSize(1) << "]";
+  if (auto n = getNUsed(); n && (*n <= 0 || int64_t(*n) > b.getDimSize(1)))
+    return emitOpError() << "n_used " << *n << " is not in [1, "
+                         << b.getDimSize(1) << "]";
   if (getAsync() && !getB().getDefiningOp<TmaWaitOp>())
     return emitOpError("async needs b read in place from a TMA slot "
                        "(a tile.tma_wait result)");

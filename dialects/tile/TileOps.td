@@ -503,13 +503,21 @@ def Tile_DotOp : Tile_Op<"dot", [Pure, AllTypesMatch<["acc", "result"]>]> {
     wgmma group without waiting; the result must reach its users through a
     `tile.dot_wait`.
 
+    `k_used`, `n_used` (set by `tile-pad-shapes` when it pads K or N to a
+    power of two): only the first `k_used` columns of `a` (rows of `b`)
+    may be non-zero, and only the first `n_used` columns of the result
+    are ever read; the columns past them are padding. A lowering may skip
+    the padded k steps and leave the padded result columns at any value
+    (wgmma issues an N of the used columns, rounded up to what it takes).
+
     ```mlir
     %s = tile.dot %q, %k, %zero : !tile.tile<128x64xbf16>, !tile.tile<64x64xbf16>, !tile.tile<128x64xf32>
     ```
   }];
   let arguments = (ins Tile_DotOperandTile:$a, Tile_DotOperandTile:$b,
                        Tile_FloatTile:$acc, UnitAttr:$allow_tf32,
-                       UnitAttr:$async);
+                       UnitAttr:$async, OptionalAttr<I64Attr>:$k_used,
+                       OptionalAttr<I64Attr>:$n_used);
   let results = (outs Tile_FloatTile:$result);
   let assemblyFormat = [{
     $a `,` $b `,` $acc attr-dict `:` type($a) `,` type($b) `,` type($acc)

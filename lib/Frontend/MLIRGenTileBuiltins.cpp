@@ -176,7 +176,9 @@ FailureOr<Val> MLIRGen::genDot(const CallExpr &e, Slots s) {
              failure();
   }
   return Val::of(tl::DotOp::create(builder, loc(e.getLoc()), accType,
-                                   ab[0].value, ab[1].value, acc, tf32));
+                                   ab[0].value, ab[1].value, acc, tf32,
+                                   /*async=*/false, /*k_used=*/IntegerAttr(),
+                                   /*n_used=*/IntegerAttr()));
 }
 
 /// reduce_max / reduce_sum / reduce_min(x, axis): drops dimension `axis`.

@@ -10,12 +10,15 @@
 //     sum, -inf/+inf or the integer extremes for max/min);
 //   * a dot contracting over a padded K sees zeros there in both operands
 //     (operands loaded by a padded load already are);
+//   * a dot records the K and N it uses (`k_used`, `n_used`): wgmma skips
+//     the padded k steps and issues an N of the used columns only;
 //   * every other op is lane-wise (or moves lanes with them: expand_dims,
 //     broadcast, trans), so padding lanes only ever meet padding lanes.
-// Cost model: the padded lanes' arithmetic (D = 96 does 4/3 of D = 64's
-// and 3/4 of D = 128's work: the MMA shapes of 128), one i1 tile per padded
-// shape and a select before reductions and dots whose operand is not a
-// padded load; memory traffic stays that of the kernel's own lanes.
+// Cost model: the padded lanes' lane-wise arithmetic (products on wgmma do
+// only the used work; on mma.sync D = 96 does the MMA work of 128), one i1
+// tile per padded shape and a select before reductions and dots whose
+// operand is not a padded load; memory traffic stays that of the kernel's
+// own lanes.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Transforms/Passes.h"
@@ -192,8 +195,13 @@ struct PadShapesPass
                                       identityOf(b, r.getKind(), t.getElementType())));
       } else if (auto d = dyn_cast<DotOp>(op)) {
         TileType ta = orig(0), tb = orig(1);
-        if (llvm::isPowerOf2_64(uint64_t(ta.getDimSize(1))))
+        // The used extents, for a lowering that can skip the rest.
+        if (int64_t n = tb.getDimSize(1); !llvm::isPowerOf2_64(uint64_t(n)))
+          d.setNUsed(uint64_t(n));
+        int64_t k = ta.getDimSize(1);
+        if (llvm::isPowerOf2_64(uint64_t(k)))
           continue; // only a padded K mixes lanes
+        d.setKUsed(uint64_t(k));
         if (!isZeroPadded(d.getA()))
           d.getAMutable().assign(fill(b, op, d.getA(), ta, zeroOf(b, ta.getElementType())));
         if (!isZeroPadded(d.getB()))

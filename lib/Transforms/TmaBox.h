@@ -151,6 +151,11 @@ FailureOr<BoxOrigin> boxOrigin(OpBuilder &b, scf::ForOp loop, Match mt,
 std::string originProblem(scf::ForOp loop, const Match &mt);
 /// The `stride_args` attribute of `mt`'s ops (null for a constant stride).
 DenseI64ArrayAttr strideArgsAttr(OpBuilder &b, const Match &mt);
+
+/// The box a copy of `mt` fills: the load's tile, less the 128-byte slabs
+/// along its contiguous dimension that no reader uses (every reader a dot
+/// that records the K or N it uses there, tile-pad-shapes' k_used/n_used).
+SmallVector<int64_t> boxShape(const Match &mt);
 /// The `row_elems` attribute of `mt`'s ops (null unless padded).
 IntegerAttr rowElemsAttr(OpBuilder &b, const Match &mt);
 

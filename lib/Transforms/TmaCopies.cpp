@@ -138,24 +138,64 @@ std::optional<Match> tma::matchA(LoadOp load, const AxisAnalysis &axes,
   return m;
 }
 
+SmallVector<int64_t> tma::boxShape(const Match &mt) {
+  LoadOp load = mt.load;
+  auto type = cast<TileType>(load.getType());
+  SmallVector<int64_t> shape(type.getShape());
+  // The extent a dot uses along dimension `dim` of its operand `operand`
+  // (0 where it records none).
+  auto usedBy = [](OpOperand &use, unsigned dim) -> int64_t {
+    auto d = dyn_cast<DotOp>(use.getOwner());
+    if (!d || use.getOperandNumber() > 1)
+      return 0;
+    bool k = use.getOperandNumber() == 0 ? dim == 1 : dim == 0;
+    std::optional<uint64_t> u = k ? d.getKUsed() : d.getNUsed();
+    return u ? int64_t(*u) : 0;
+  };
+  int64_t used = 0;
+  for (OpOperand &use : load->getUses()) {
+    SmallVector<std::pair<OpOperand *, unsigned>> readers = {{&use, mt.inner}};
+    if (auto tr = dyn_cast<TransOp>(use.getOwner())) {
+      readers.clear();
+      for (OpOperand &tu : tr->getUses())
+        readers.push_back({&tu, 1 - mt.inner});
+    }
+    for (auto [r, dim] : readers) {
+      int64_t u = usedBy(*r, dim);
+      if (!u)
+        return shape;
+      used = std::max(used, u);
+    }
+  }
+  int64_t slab = 128 / (type.getElementType().getIntOrFloatBitWidth() / 8);
+  if (used)
+    shape[mt.inner] =
+        std::min(shape[mt.inner], int64_t(llvm::alignTo(used, slab)));
+  return shape;
+}
+
 namespace {
 /// Copy `iter` of the box whose first row (first column, for a box moving
 /// along its rows) is `y`, where `pred` holds.
 void createCopy(OpBuilder &b, Match mt, const BoxOrigin &o, Value y,
                 Value iter, Value pred, int64_t slot, int64_t stages) {
   Location loc = mt.load.getLoc();
-  auto type = cast<TileType>(mt.load.getType());
   Value row = arith::AddIOp::create(b, loc, o.rowBase, mt.colIndex ? o.y0 : y);
   Value col = o.col;
   if (mt.colIndex)
     col = o.col ? Value(arith::AddIOp::create(b, loc, o.col, y)) : y;
+  SmallVector<int64_t> box = boxShape(mt);
+  // A box trimmed to the tensor's rows reads no padding.
+  IntegerAttr rowElems =
+      mt.rowElems && mt.rowElems < box[mt.inner] ? rowElemsAttr(b, mt)
+                                                 : IntegerAttr();
   TmaCopyOp::create(b, loc, o.arg, row, iter, pred, col,
                     b.getI64IntegerAttr(slot),
                     b.getI64IntegerAttr(stages),
-                    b.getDenseI64ArrayAttr(type.getShape()),
+                    b.getDenseI64ArrayAttr(box),
                     b.getI64IntegerAttr(mt.inner),
                     b.getI64IntegerAttr(mt.stride), strideArgsAttr(b, mt),
-                    rowElemsAttr(b, mt), UnitAttr());
+                    rowElems, UnitAttr());
 }
 
 /// The load becomes a wait for stage `stage` (barrier parity `parity`),

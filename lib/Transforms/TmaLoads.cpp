@@ -167,7 +167,8 @@ struct TmaLoadsPass : public mlir::tile::impl::TileTmaLoadsBase<TmaLoadsPass> {
       // rings would not fit in kRingBudget; the one-stage A slots only
       // where they fit with the rings in kTmaSharedBudget.
       auto bytesOf = [](Match m) {
-        return cast<TileType>(m.load.getType()).getNumElements() * 2;
+        SmallVector<int64_t> box = boxShape(m);
+        return box[0] * box[1] * 2;
       };
       int64_t stageBytes = 0, aBytes = 0;
       for (auto &m : matches)

@@ -501,6 +501,22 @@ func.func @dot_tf32(%a: !tile.tile<16x16xbf16>, %b: !tile.tile<16x8xbf16>, %c: !
 
 // -----
 
+func.func @dot_k_used(%a: !tile.tile<16x16xbf16>, %b: !tile.tile<16x8xbf16>, %c: !tile.tile<16x8xf32>) {
+  // expected-error @+1 {{'tile.dot' op k_used 17 is not in [1, 16]}}
+  %0 = tile.dot %a, %b, %c {k_used = 17 : i64} : !tile.tile<16x16xbf16>, !tile.tile<16x8xbf16>, !tile.tile<16x8xf32>
+  return
+}
+
+// -----
+
+func.func @dot_n_used(%a: !tile.tile<16x16xbf16>, %b: !tile.tile<16x8xbf16>, %c: !tile.tile<16x8xf32>) {
+  // expected-error @+1 {{'tile.dot' op n_used 0 is not in [1, 8]}}
+  %0 = tile.dot %a, %b, %c {n_used = 0 : i64} : !tile.tile<16x16xbf16>, !tile.tile<16x8xbf16>, !tile.tile<16x8xf32>
+  return
+}
+
+// -----
+
 func.func @dot_int(%a: !tile.tile<16x16xi8>, %b: !tile.tile<16x8xi8>, %c: !tile.tile<16x8xf32>) {
   // expected-error @+1 {{'tile.dot' op operand #0 must be tile of 16-bit float or bfloat16 type or 32-bit float or 64-bit float}}
   %0 = tile.dot %a, %b, %c : !tile.tile<16x16xi8>, !tile.tile<16x8xi8>, !tile.tile<16x8xf32>

@@ -32,7 +32,8 @@ func.func @rows_of_96(%p: !tile.ptr<f32>, %q: !tile.ptr<f32>) -> !tile.tile<4xf3
 // -----
 
 // A max over a padded axis sees -inf in the padding; a dot contracting over
-// a padded K (96 -> 128) zeroes the operand that is not a padded load.
+// a padded K (96 -> 128) zeroes the operand that is not a padded load and
+// records the K it uses.
 // CHECK-LABEL: func.func @max_and_dot(
 // CHECK: %[[NEG:.*]] = tile.full 0xFF800000 : f32 : <64x128xf32>
 // CHECK: tile.where %{{.*}}, %{{.*}}, %[[NEG]]
@@ -40,12 +41,24 @@ func.func @rows_of_96(%p: !tile.ptr<f32>, %q: !tile.ptr<f32>) -> !tile.tile<4xf3
 // CHECK: %[[Z:.*]] = tile.full 0.000000e+00 : bf16 : <64x128xbf16>
 // CHECK: %[[A:.*]] = tile.where %{{.*}}, %{{.*}}, %[[Z]]
 // CHECK: %[[B:.*]] = tile.where
-// CHECK: tile.dot %[[A]], %[[B]], %{{.*}} : <64x128xbf16>, <128x64xbf16>, <64x64xf32>
+// CHECK: tile.dot %[[A]], %[[B]], %{{[^ ]*}} {k_used = 96 : i64} : <64x128xbf16>, <128x64xbf16>, <64x64xf32>
 func.func @max_and_dot(%a: !tile.tile<64x96xf32>, %b: !tile.tile<96x64xbf16>, %acc: !tile.tile<64x64xf32>) -> (!tile.tile<64xf32>, !tile.tile<64x64xf32>) attributes {tile.kernel} {
   %m = tile.reduce max %a {axis = 1 : i32} : <64x96xf32> -> <64xf32>
   %ab = tile.cast %a : <64x96xf32> -> <64x96xbf16>
   %d = tile.dot %ab, %b, %acc : <64x96xbf16>, <96x64xbf16>, <64x64xf32>
   return %m, %d : !tile.tile<64xf32>, !tile.tile<64x64xf32>
+}
+
+// -----
+
+// A dot whose N is padded (192 -> 256) records the N it uses; nothing mixes
+// lanes, so no operand is filled.
+// CHECK-LABEL: func.func @padded_n(
+// CHECK-NOT: tile.where
+// CHECK: tile.dot %arg0, %arg1, %arg2 {n_used = 192 : i64} : <64x64xbf16>, <64x256xbf16>, <64x256xf32>
+func.func @padded_n(%a: !tile.tile<64x64xbf16>, %b: !tile.tile<64x192xbf16>, %acc: !tile.tile<64x192xf32>) -> !tile.tile<64x192xf32> attributes {tile.kernel} {
+  %d = tile.dot %a, %b, %acc : <64x64xbf16>, <64x192xbf16>, <64x192xf32>
+  return %d : !tile.tile<64x192xf32>
 }
 
 // -----

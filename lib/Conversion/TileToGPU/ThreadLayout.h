@@ -42,6 +42,10 @@ struct TmaSlot {
   Value buffer;  ///< i32 shared address of stage 0 (1024-byte aligned)
   int64_t stageBytes = 0; ///< stage s is s * stageBytes after stage 0
   int64_t stages = 2;     ///< number of stages (tile.tma_copy `stages`)
+  /// Elements of a box row (its contiguous dimension): the copies' box,
+  /// which may stop short of the tile a wait yields (a padded tile's
+  /// unused slabs are not in the slot).
+  int64_t rowElems = 0;
   Value barrier; ///< i32 shared address of stage 0's "full" mbarrier (+8 per stage)
   Value empty;   ///< i32 shared address of stage 0's "empty" mbarrier (+8 per
                  ///< stage; see hasEmpty)

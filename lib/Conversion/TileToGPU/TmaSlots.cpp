@@ -148,6 +148,7 @@ LogicalResult lowering::setupTmaSlots(gpu::GPUFuncOp fn, KernelInfo &k) {
     k.slots[s].buffer = at(off);
     k.slots[s].stageBytes = roundUp(bytes[s], 1024);
     k.slots[s].stages = stages[s];
+    k.slots[s].rowElems = ofSlot[s].shape[ofSlot[s].inner];
     k.slots[s].hasEmpty = stages[s] > 2 || (k.specialized && stages[s] == 2);
     k.slots[s].members = stages[s] == 1 ? k.members : 1;
     k.slots[s].member = k.member;

@@ -217,11 +217,18 @@ struct TmaWaitLowering : TilePattern<TmaWaitOp> {
         "@!done bra TMA_WAIT_${:uid};\n}",
         "r,r", /*sideEffects=*/true);
     Value buffer = slot.bufferOf(rw, loc, a.getStage());
+    // The slot's part of the tile (a box may stop short of a padded tile).
+    SmallVector<int64_t> inSlot(op.getType().getShape());
+    inSlot[op.getInnerDim()] =
+        std::min(inSlot[op.getInnerDim()], slot.rowElems);
+    TileType boxType = TileType::get(op.getContext(), inSlot,
+                                     op.getType().getElementType(),
+                                     op.getType().getEncoding());
     if (op.getClipColumns())
-      zeroColumnsFrom(rw, loc, ki, buffer, a.getValid(), op.getType(),
+      zeroColumnsFrom(rw, loc, ki, buffer, a.getValid(), boxType,
                       op.getInnerDim());
     else
-      zeroRowsFrom(rw, loc, ki, buffer, a.getValid(), op.getType(),
+      zeroRowsFrom(rw, loc, ki, buffer, a.getValid(), boxType,
                    op.getInnerDim());
     // No registers: the dot reads the slot.
     auto vt = cast<VectorType>(getTypeConverter()->convertType(op.getType()));

@@ -164,9 +164,27 @@ Value storeSwizzled(ConversionPatternRewriter &rw, Location loc, KernelInfo &ki,
 }
 } // namespace
 
+namespace {
+/// Whether `v` is a constant (also as an element of a vector built from
+/// elements): no wgmma writes it, so it need not wait, nor hold a register.
+bool isConstantLane(Value v) {
+  if (auto ex = v.getDefiningOp<vector::ExtractOp>())
+    if (auto from = ex.getSource().getDefiningOp<vector::FromElementsOp>();
+        from && ex.getDynamicPosition().empty() &&
+        ex.getStaticPosition().size() == 1)
+      v = from.getElements()[ex.getStaticPosition()[0]];
+  return matchPattern(v, m_Constant());
+}
+} // namespace
+
 SmallVector<Value> lowering::waitForWgmma(OpBuilder &b, Location loc,
-                                          ArrayRef<Value> acc, int64_t pending) {
-  // The accumulators pass through the wait, so nothing reads them before it.
+                                          ArrayRef<Value> all, int64_t pending) {
+  // The accumulators pass through the wait, so nothing reads them before it
+  // (constants, such as the padded columns of a product, stay as they are).
+  SmallVector<Value> acc;
+  for (Value v : all)
+    if (!isConstantLane(v))
+      acc.push_back(v);
   int64_t total = acc.size();
   std::string cons;
   for (int64_t i = 0; i < total; ++i)
@@ -181,8 +199,11 @@ SmallVector<Value> lowering::waitForWgmma(OpBuilder &b, Location loc,
                          ";",
                      cons, /*sideEffects=*/true);
   SmallVector<Value> out;
-  for (int64_t i = 0; i < total; ++i)
-    out.push_back(LLVM::ExtractValueOp::create(b, loc, waited, i));
+  int64_t next = 0;
+  for (Value v : all)
+    out.push_back(isConstantLane(v)
+                      ? v
+                      : Value(LLVM::ExtractValueOp::create(b, loc, waited, next++)));
   return out;
 }
 
@@ -325,10 +346,27 @@ lowering::lowerDotToWgmma(DotOp op, Value a, Value bv, Value acc,
                    : fp8 ? fp8Name(elt).drop_front(2).str() // e4m3, e5m2
                          : "f16";
   // fp8 has no transpose immediates (both operands K-major).
-  std::string shape = "m64n" + std::to_string(nSize) + "k" +
+  // Padding past `n_used` / `k_used` (tile-pad-shapes): issue the used N
+  // (a whole swizzle slab when B is N-major, wgmma's step of 8 when
+  // K-major) and the used k steps; the padded accumulator columns hold
+  // zeros, constants that need no registers across the loop.
+  int64_t nIssue = nSize, kIssue = kSize;
+  if (auto n = op.getNUsed())
+    nIssue = std::min(nSize, int64_t(llvm::alignTo(*n, kMajor ? 8 : slabElems)));
+  if (auto k = op.getKUsed())
+    kIssue = std::min(kSize, int64_t(llvm::alignTo(*k, kStep)));
+  // A slot may hold only the slabs its readers use (tma::boxShape).
+  auto slotRow = [&](TmaWaitOp w) {
+    int64_t slot = int64_t(w.getSlot());
+    return slot < int64_t(ki.slots.size()) ? ki.slots[slot].rowElems : 0;
+  };
+  if ((fromSlot && (kMajor ? kIssue : nIssue) > slotRow(fromSlot)) ||
+      (aSlot && kIssue > slotRow(aSlot)))
+    return op.emitError("dot reads past the TMA slot's box");
+  std::string shape = "m64n" + std::to_string(nIssue) + "k" +
                       std::to_string(kStep) + ".f32." + ty + "." + ty;
   std::string bTrans = fp8 ? "" : kMajor ? ", 0" : ", 1";
-  int64_t nAcc = nSize / 2;
+  int64_t nAcc = nIssue / 2;
   std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, $" +
                      std::to_string(nAcc + 5) +
                      ", 0;\nwgmma.mma_async.sync.aligned." + shape + " {";
@@ -358,8 +396,14 @@ lowering::lowerDotToWgmma(DotOp op, Value a, Value bv, Value acc,
       rw.getContext(), SmallVector<Type>(nAcc, f32));
   Value one = i32Const(rw, loc, 1);
   int64_t kSteps = kSize / kStep;
+  if (nIssue < nSize) {
+    Value zero = LLVM::ConstantOp::create(rw, loc, f32, rw.getF32FloatAttr(0));
+    for (ArrayRef<int64_t> regs : accRegs)
+      for (int64_t r : regs.drop_front(nAcc))
+        cv[r] = zero;
+  }
   for (size_t blk = 0; blk < blocks.size(); ++blk) {
-    for (int64_t ks = 0; ks < kSteps; ++ks) {
+    for (int64_t ks = 0; ks < kIssue / kStep; ++ks) {
       SmallVector<Value> ops;
       if (aSlot) {
         ops.push_back(aDescAt(blocks[blk], ks * kStep));
@@ -378,7 +422,7 @@ lowering::lowerDotToWgmma(DotOp op, Value a, Value bv, Value acc,
       }
       ops.push_back(descAt(ks * kStep));
       ops.push_back(one);
-      for (int64_t r : accRegs[blk])
+      for (int64_t r : ArrayRef(accRegs[blk]).take_front(nAcc))
         ops.push_back(cv[r]);
       Value res = ptx(rw, loc, accTy, ops, text, cons, /*sideEffects=*/true);
       for (int64_t i = 0; i < nAcc; ++i)
