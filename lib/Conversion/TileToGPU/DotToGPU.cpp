@@ -138,10 +138,29 @@ struct DotLowering : TilePattern<DotOp> {
                                                   {f32, f32, f32, f32});
     NVVM::MMATypes mt = bf16 ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
 
-    for (int64_t k0 = 0; k0 < kSize; k0 += 16) {
+    // Padding past `k_used` / `n_used` (tile-pad-shapes): no k steps there,
+    // and the padded accumulator columns stay zero constants (when the
+    // warps do not split the columns, a register's column is its own).
+    int64_t kUsed = kSize, nUsed = nSize;
+    if (auto k = op.getKUsed())
+      kUsed = std::min(kSize, int64_t(llvm::alignTo(*k, 16)));
+    bool warpCols = false;
+    for (unsigned i = 0; i < lc.getNumWarpBits(); ++i)
+      warpCols |= basisAt(lc.getWarps(), 2, i)[1] != 0;
+    if (auto n = op.getNUsed(); n && !warpCols) {
+      nUsed = std::min(nSize, int64_t(llvm::alignTo(*n, 8)));
+      Value zero = LLVM::ConstantOp::create(rw, loc, rw.getF32Type(),
+                                            rw.getF32FloatAttr(0));
+      for (int64_t r = 0; r < lc.getNumRegs(); ++r)
+        if (regCoords(lc, r)[1] >= nUsed)
+          cv[r] = zero;
+    }
+    for (int64_t k0 = 0; k0 < kUsed; k0 += 16) {
       for (int64_t r = 0; r < lc.getNumRegs(); r += 4) {
         SmallVector<int64_t> o = regCoords(lc, r);
         int64_t m0 = o[0], n0 = o[1];
+        if (n0 >= nUsed)
+          continue;
         int64_t c[4] = {r, r + 1, r + 2, r + 3};
         int64_t ar[8] = {ia.at(m0, k0),         ia.at(m0, k0 + 1),
                          ia.at(m0 + 8, k0),     ia.at(m0 + 8, k0 + 1),
