@@ -97,7 +97,7 @@ std::optional<Plan> plan(scf::ForOp loop) {
   // stages wait on (one ring read by two products, the backward's Q) keeps
   // its copies in stage 0, which waits first; stage 1 then reads the stage
   // of the iteration before while copy i + 1 fills another one, which
-  // takes three stages or more.
+  // takes three stages or more, and no producer warpgroup.
   llvm::SmallDenseSet<int64_t> slots, early;
   for (Operation &op : *body)
     if (auto w = dyn_cast<TmaWaitOp>(op))
@@ -113,6 +113,10 @@ std::optional<Plan> plan(scf::ForOp loop) {
     int64_t stages = 0;
     op.walk([&](TmaCopyOp c) { stages = c.getStages(); });
     if (stages < 3)
+      return std::nullopt;
+    // A producer warpgroup frees each copy once, after its readers of one
+    // iteration (tile-warp-specialize): not a copy read in two.
+    if (getSchedule(loop->getParentOfType<func::FuncOp>()).getProducer())
       return std::nullopt;
   }
   for (Operation &op : *body)

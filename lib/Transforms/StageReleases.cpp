@@ -1,12 +1,14 @@
 //===- StageReleases.cpp - tile.tma_release where a stage's dot is done --===//
 //
-// In tile-warp-specialize's consumer region each tile.tma_wait of a ring
-// gets a tile.tma_release of its stage where the dot reading the stage is
-// complete: after the dot (synchronous) or after its tile.dot_wait, which
-// may be in the next iteration of a loop that carries the dot's value (the
-// loop then carries the stage too, -1 for none: a release of -1 is none)
-// or after the loop. The producer waits for these releases before it
-// overwrites a stage.
+// In tile-warp-specialize's consumer region each copy of a ring stage gets
+// one tile.tma_release where every dot reading the stage is complete: after
+// the dot (synchronous) or after its tile.dot_wait, which may be in the
+// next iteration of a loop that carries the dot's value (the loop then
+// carries the stage too, -1 for none: a release of -1 is none) or after
+// the loop. A slot that several products read (a backward's Q: S = K·Qᵀ
+// and dK += dSᵀ·Q) has one wait per reader and is released after the last.
+// The producer waits for these releases before it overwrites a stage: one
+// arrival per consumer warp and copy.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Transforms/WarpSpecialize.h"
@@ -81,52 +83,99 @@ LogicalResult carryStages(scf::ForOp loop,
   }
   return success();
 }
+
+/// Where the dot reading a ring stage through `w` is complete: in the
+/// iteration that reads it (the dot itself when synchronous, else its
+/// tile.dot_wait), or later, in the next iteration of the loop that carries
+/// the dot's value (`loop` and the iter_arg). Failure: none of these.
+struct Completion {
+  Operation *inBlock = nullptr;
+  scf::ForOp loop;
+  unsigned arg = 0;
+};
+
+FailureOr<Completion> completionOf(TmaWaitOp w) {
+  auto dot = w->hasOneUse() ? dyn_cast<DotOp>(*w->user_begin()) : DotOp();
+  if (dot && !dot.getAsync())
+    return Completion{dot, {}, 0};
+  OpOperand *use = dot && dot->hasOneUse() ? &*dot->use_begin() : nullptr;
+  Operation *user = use ? use->getOwner() : nullptr;
+  if (auto done = dyn_cast_or_null<DotWaitOp>(user))
+    return Completion{done, {}, 0};
+  auto loop = user ? dyn_cast<scf::ForOp>(user->getParentOp()) : nullptr;
+  if (isa_and_nonnull<scf::YieldOp>(user) && loop)
+    return Completion{nullptr, loop, use->getOperandNumber()};
+  if (auto l = dyn_cast_or_null<scf::ForOp>(user))
+    if (use->getOperandNumber() >= l.getNumControlOperands())
+      return Completion{nullptr, l,
+                        use->getOperandNumber() - l.getNumControlOperands()};
+  return w.emitError("producer = true needs the dot reading each TMA "
+                     "stage to be waited for (tile.dot_wait) in its "
+                     "block, the next iteration or after its loop");
+}
 } // namespace
 
-/// Each wait of a ring stage gets a tile.tma_release of the stage where
-/// the dot that reads it is complete: after the dot (synchronous) or
-/// after its tile.dot_wait, which may be in the next iteration of a loop
-/// that carries the dot's value (the loop then carries the stage too, -1
-/// for none: a release of -1 is none) or after the loop.
+/// Each copy of a ring stage gets one tile.tma_release of the stage where
+/// every dot that reads it is complete. The waits of one copy are those of
+/// one slot and stage value in one block (one per reader: a slot several
+/// products read, directly or transposed). A reader is complete after the
+/// dot (synchronous) or its tile.dot_wait, in the same iteration, or in the
+/// next iteration of a loop that carries the dot's value (the loop then
+/// carries the stage too, -1 for none: a release of -1 is none) or after
+/// the loop. The release goes after the last of the same-iteration
+/// completions, or, where one reader is carried, with that reader (it
+/// completes after everything of its iteration); two carried readers of
+/// one copy are an error.
 LogicalResult wspec::placeReleases(Block *consumer,
                                    const DenseMap<int64_t, int64_t> &stages) {
-  SmallVector<TmaWaitOp> waits;
-  consumer->walk([&](TmaWaitOp w) { waits.push_back(w); });
+  // The waits of each copy: (block, slot, stage) -> waits, in order.
+  llvm::MapVector<std::tuple<Block *, int64_t, Value>, SmallVector<TmaWaitOp>>
+      copies;
+  consumer->walk([&](TmaWaitOp w) {
+    if (stages.lookup(w.getSlot()) > 1) // a one-stage slot is copied once
+      copies[{w->getBlock(), int64_t(w.getSlot()), w.getStage()}].push_back(w);
+  });
+  // One copy of a slot per block: the producer counts one release per copy.
+  DenseMap<std::pair<Block *, int64_t>, Value> stageIn;
+  for (auto &[key, waits] : copies) {
+    auto [it, fresh] = stageIn.insert(
+        {{std::get<0>(key), std::get<1>(key)}, std::get<2>(key)});
+    if (!fresh)
+      return waits.front().emitError(
+          "producer = true: this block reads two stages of one TMA ring");
+  }
   // Loops carrying dots that read a stage: iter_arg -> slot.
   llvm::MapVector<Operation *, llvm::MapVector<unsigned, int64_t>> carried;
-  for (TmaWaitOp w : waits) {
-    int64_t slot = w.getSlot();
-    if (stages.lookup(slot) <= 1)
-      continue; // a one-stage slot is copied once and never released
-    auto dot = w->hasOneUse() ? dyn_cast<DotOp>(*w->user_begin()) : DotOp();
-    if (dot && !dot.getAsync()) {
-      release(dot, w.getStage(), slot);
-      continue;
-    }
-    OpOperand *use = dot && dot->hasOneUse() ? &*dot->use_begin() : nullptr;
-    Operation *user = use ? use->getOwner() : nullptr;
-    if (auto done = dyn_cast_or_null<DotWaitOp>(user)) {
-      release(done, w.getStage(), slot);
-      continue;
-    }
-    auto loop = user ? dyn_cast<scf::ForOp>(user->getParentOp()) : nullptr;
-    std::optional<unsigned> arg;
-    if (isa_and_nonnull<scf::YieldOp>(user) && loop)
-      arg = use->getOperandNumber();
-    else if (auto l = dyn_cast_or_null<scf::ForOp>(user)) {
-      if (use->getOperandNumber() >= l.getNumControlOperands()) {
-        loop = l;
-        arg = use->getOperandNumber() - l.getNumControlOperands();
+  for (auto &[key, waits] : copies) {
+    int64_t slot = std::get<1>(key);
+    Operation *last = nullptr;
+    std::optional<Completion> late;
+    for (TmaWaitOp w : waits) {
+      FailureOr<Completion> c = completionOf(w);
+      if (failed(c))
+        return failure();
+      if (c->loop) {
+        if (late)
+          return w.emitError("producer = true: two products reading this TMA "
+                             "stage complete an iteration late (with "
+                             "num_stages = 2 both complete in theirs)");
+        late = *c;
+        continue;
       }
+      if (last && last->getBlock() != c->inBlock->getBlock())
+        return w.emitError("producer = true: the products reading this TMA "
+                           "stage complete in different blocks");
+      if (!last || last->isBeforeInBlock(c->inBlock))
+        last = c->inBlock;
     }
-    if (!arg)
-      return w.emitError("producer = true needs the dot reading each TMA "
-                         "stage to be waited for (tile.dot_wait) in its "
-                         "block, the next iteration or after its loop");
-    auto [it, fresh] = carried[loop].insert({*arg, slot});
+    if (!late) {
+      release(last, waits.front().getStage(), slot);
+      continue;
+    }
+    auto [it, fresh] = carried[late->loop].insert({late->arg, slot});
     if (!fresh && it->second != slot)
-      return loop.emitError("producer = true: a loop carries dots reading "
-                            "two TMA slots in one value");
+      return late->loop.emitError("producer = true: a loop carries dots "
+                                  "reading two TMA slots in one value");
   }
   for (auto &[op, args] : carried)
     if (failed(carryStages(cast<scf::ForOp>(op), args)))

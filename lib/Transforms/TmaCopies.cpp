@@ -22,7 +22,7 @@ using namespace mlir::tile::tma;
 /// directly or through a tile.trans that only such B operands read: wgmma
 /// reads a 16-bit B from shared memory in either major order, so one slot
 /// serves Qᵀ·… and …·Q alike (a backward's Q and dO). With producer = true
-/// a slot serves one dot (a stage is released once, after its dot).
+/// a stage is released after its last reader (tile-warp-specialize).
 std::optional<Match> tma::matchRing(scf::ForOp loop, LoadOp load,
                                     const AxisAnalysis &axes,
                                     std::string *why) {
@@ -57,9 +57,6 @@ std::optional<Match> tma::matchRing(scf::ForOp loop, LoadOp load,
     return fail("its reader is not the B operand of a dot in the same loop "
                 "body (directly or transposed)");
   }
-  if (readers.size() > 1 && getSchedule(fn).getProducer())
-    return fail("it has more than one reader and the schedule has producer "
-                "= true (a ring slot is released after one dot)");
   // Each dot must become wgmma (the slot's readers): whole warpgroups,
   // each warp on its own 16 rows of 64-row blocks, N <= 256.
   int64_t warps = getNumWarps(fn);
