@@ -17,6 +17,11 @@ inline constexpr llvm::StringLiteral kDivisibilityAttr = "tile.divisibility";
 /// prove a column bound within a row.
 inline constexpr llvm::StringLiteral kAtMostAttr = "tile.at_most";
 
+/// Unit attribute on a float kernel argument: it is positive (> 0, not
+/// NaN), which the launcher guarantees (a `require(x > 0.0)` the frontend
+/// found); tile-fold-scale reads it to move a multiply by x past a max.
+inline constexpr llvm::StringLiteral kPositiveAttr = "tile.positive";
+
 /// "BM = 64, CAUSAL = true, T = bf16, SCORE_MOD = alibi" from a kernel's
 /// tile.params dictionary (kParamsAttr), for diagnostics; "" when absent.
 std::string describeParams(DictionaryAttr params);

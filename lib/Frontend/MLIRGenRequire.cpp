@@ -3,16 +3,18 @@
 // `require(c);` states what a kernel needs of its inputs. A compile-time
 // `c` is checked here: false is a located error naming the kernel's
 // compile-time values. A run-time `c` must be computed by integer
-// arithmetic from the kernel's scalar arguments and constants; it is
+// arithmetic from the kernel's scalar arguments and constants (and float
+// comparisons of f32 arguments and constants); it is
 // recorded on the kernel (tile.requires) as a prefix expression, which the
 // manifest carries and the launcher evaluates before every launch,
 // refusing one that breaks it. The kernel's code does not change: the ops
 // that computed `c` have no use and fold away; a conjunct `x % C == 0` on an
-// integer argument tells the compiler x's divisibility (kDivisibilityAttr).
+// integer argument tells the compiler x's divisibility (kDivisibilityAttr),
+// `x > C` (C >= 0) on a float argument that x is positive (kPositiveAttr).
 //
 // Expression tokens (space-separated, prefix): `aN` argument N, `#V` a
-// constant, `OP:W` an operation whose result (comparisons: operands) has W
-// bits. Values are 64-bit, sign-extended from their width; each result
+// constant, `%F` a float constant (hexadecimal), `OP:W` an operation whose
+// result (comparisons: operands) has W bits (float comparisons: fOP:32). Values are 64-bit, sign-extended from their width; each result
 // wraps to its width as the kernel's own arithmetic would.
 //
 //===----------------------------------------------------------------------===//
@@ -25,6 +27,9 @@
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/ADT/bit.h"
 #include "llvm/Support/Path.h"
+
+#include <cstdio>
+#include <map>
 
 using namespace mlir;
 using namespace ::tile::frontend;
@@ -92,6 +97,8 @@ public:
       why = "it is too large to check at launch (over 256 operations)";
       return failure();
     }
+    if (v.getType().isF32())
+      return encodeFloat(v);
     if (!v.getType().isSignlessInteger()) {
       why = "it is not computed by integer arithmetic";
       bad = v.getDefiningOp();
@@ -116,6 +123,20 @@ public:
       if (w == 1)
         return Enc{"#" + std::to_string(x), x ? "true" : "false"};
       return Enc{"#" + std::to_string(x), std::to_string(x)};
+    }
+    if (auto cmp = dyn_cast<arith::CmpFOp>(op)) {
+      auto pred = cmp.getPredicate();
+      if (pred == arith::CmpFPredicate::AlwaysFalse ||
+          pred == arith::CmpFPredicate::AlwaysTrue)
+        return fail(op, "it is a constant float comparison");
+      std::string name = arith::stringifyCmpFPredicate(pred).str();
+      static const std::map<std::string, const char *> kSymbol = {
+          {"eq", "=="}, {"ne", "!="}, {"lt", "<"},
+          {"le", "<="}, {"gt", ">"},  {"ge", ">="}};
+      auto sym = kSymbol.find(name.substr(1));
+      return binary(op, ("f" + name).c_str(),
+                    sym == kSymbol.end() ? name.c_str() : sym->second,
+                    sym == kSymbol.end() ? 0 : 3, 32);
     }
     if (auto cmp = dyn_cast<arith::CmpIOp>(op)) {
       auto [token, symbol] =
@@ -163,6 +184,34 @@ public:
 
 private:
   static constexpr unsigned kMaxNodes = 256;
+
+  /// An f32 kernel argument or constant (no float arithmetic: the launcher
+  /// would have to round as the GPU does).
+  FailureOr<Enc> encodeFloat(Value v) {
+    if (auto arg = dyn_cast<BlockArgument>(v)) {
+      if (arg.getOwner() != &fn.getBody().front()) {
+        why = "it depends on a loop variable";
+        return failure();
+      }
+      auto name = fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "tile.name");
+      return Enc{"a" + std::to_string(arg.getArgNumber()),
+                 name ? name.str() : "arg" + std::to_string(arg.getArgNumber())};
+    }
+    Operation *op = v.getDefiningOp();
+    if (auto c = dyn_cast<arith::ConstantOp>(op))
+      if (auto f = dyn_cast<FloatAttr>(c.getValue())) {
+        double x = f.getValueAsDouble();
+        char hex[48], text[48];
+        std::snprintf(hex, sizeof hex, "%a", x);
+        std::snprintf(text, sizeof text, "%g", x);
+        std::string t = text;
+        if (t.find_first_of(".eEn") == std::string::npos)
+          t += ".0"; // 0 -> 0.0: a float, as written
+        return Enc{std::string("%") + hex, t};
+      }
+    return fail(op, "it computes a float (only f32 arguments and constants "
+                    "can be compared)");
+  }
   func::FuncOp fn;
   unsigned nodes = 0;
 
@@ -241,6 +290,42 @@ void recordDivisibility(func::FuncOp fn, Value c) {
     pow2 = std::max(pow2, old.getInt());
   fn.setArgAttr(i, mlir::tile::kDivisibilityAttr,
                 IntegerAttr::get(IntegerType::get(fn.getContext(), 64), pow2));
+}
+
+/// For each conjunct of `c` (through `&&`) of the form `x > C` (or `C < x`)
+/// with C >= 0, or `x >= C` with C > 0, x an f32 argument (ordered
+/// comparisons: NaN fails them): x's kPositiveAttr.
+void recordPositive(func::FuncOp fn, Value c) {
+  Operation *op = c.getDefiningOp();
+  if (auto a = dyn_cast_or_null<arith::AndIOp>(op)) {
+    recordPositive(fn, a.getLhs());
+    recordPositive(fn, a.getRhs());
+    return;
+  }
+  auto cmp = dyn_cast_or_null<arith::CmpFOp>(op);
+  if (!cmp)
+    return;
+  auto constant = [](Value v) -> std::optional<double> {
+    if (auto k = v.getDefiningOp<arith::ConstantOp>())
+      if (auto f = dyn_cast<FloatAttr>(k.getValue()))
+        return f.getValueAsDouble();
+    return std::nullopt;
+  };
+  using P = arith::CmpFPredicate;
+  P pred = cmp.getPredicate();
+  Value x = cmp.getLhs();
+  std::optional<double> bound = constant(cmp.getRhs());
+  if (!bound) { // C < x, C <= x
+    x = cmp.getRhs();
+    bound = constant(cmp.getLhs());
+    pred = pred == P::OLT ? P::OGT : pred == P::OLE ? P::OGE : P::AlwaysFalse;
+  }
+  if (!bound || !((pred == P::OGT && *bound >= 0) || (pred == P::OGE && *bound > 0)))
+    return;
+  auto arg = dyn_cast<BlockArgument>(x);
+  if (arg && arg.getOwner() == &fn.getBody().front())
+    fn.setArgAttr(arg.getArgNumber(), mlir::tile::kPositiveAttr,
+                  UnitAttr::get(fn.getContext()));
 }
 
 /// The kernel argument `v` is (through integer widening), or null.
@@ -345,5 +430,6 @@ FailureOr<Val> MLIRGen::genRequire(const CallExpr &e, Slots s) {
   fn->setAttr(::tile::frontend::kRequiresAttr, builder.getArrayAttr(all));
   recordDivisibility(fn, c->value);
   recordAtMost(fn, c->value);
+  recordPositive(fn, c->value);
   return Val();
 }

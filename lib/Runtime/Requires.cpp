@@ -4,14 +4,18 @@
 // arguments, written by tilec (lib/Frontend/MLIRGenRequire.cpp) as
 // space-separated prefix tokens:
 //
-//   aN      argument N (i32, u32, i64 or u64)
+//   aN      argument N (i32, u32, i64, u64; or f32 under a float comparison)
 //   #V      a constant (decimal, sign-extended from its width)
+//   %F      a float constant (C99 hexadecimal, e.g. %0x1p-3: exact)
 //   OP:W    an operation on W-bit values: add sub mul divs divu rems remu
 //           and or xor shl shrs shru maxs maxu mins minu (two operands),
 //           eq ne slt sle sgt sge ult ule ugt uge (two; W is the operands'
 //           width, the result is a bool), zext:W (one: from W bits),
 //           trunc:W (one: to W bits)
 //   sel     c ? a : b (three operands)
+//   fOP:32  a float comparison (two f32 operands, arguments or constants;
+//           OP as MLIR's cmpf: oeq one olt ole ogt oge ord, and ueq une
+//           ult ule ugt uge uno, true also where an operand is NaN)
 //
 // Values are held in 64 bits, sign-extended from their width, and every
 // result wraps to its width as the kernel's own arithmetic does (a bool is
@@ -29,7 +33,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <limits>
 #include <set>
@@ -47,13 +53,17 @@ constexpr OpInfo kOps[] = {
     {"shl", 2},  {"shrs", 2}, {"shru", 2}, {"maxs", 2}, {"maxu", 2},
     {"mins", 2}, {"minu", 2}, {"eq", 2},   {"ne", 2},   {"slt", 2},
     {"sle", 2},  {"sgt", 2},  {"sge", 2},  {"ult", 2},  {"ule", 2},
-    {"ugt", 2},  {"uge", 2},  {"zext", 1}, {"trunc", 1}, {"sel", 3}};
+    {"ugt", 2},  {"uge", 2},  {"zext", 1}, {"trunc", 1}, {"sel", 3},
+    {"foeq", 2}, {"fone", 2}, {"folt", 2}, {"fole", 2}, {"fogt", 2},
+    {"foge", 2}, {"ford", 2}, {"fueq", 2}, {"fune", 2}, {"fult", 2},
+    {"fule", 2}, {"fugt", 2}, {"fuge", 2}, {"funo", 2}};
 
 struct Node {
-  enum Kind { Arg, Const, Op } kind = Const;
+  enum Kind { Arg, Const, FloatConst, Op } kind = Const;
   std::string op;
   unsigned width = 64;
   std::int64_t value = 0; ///< Const: the value; Arg: the argument index
+  double f = 0;           ///< FloatConst: the value
   std::vector<int> kids;
 };
 
@@ -105,6 +115,14 @@ private:
     return true;
   }
 
+  static bool real(const std::string &s, double &out) {
+    if (s.empty() || s.size() > 40)
+      return false;
+    char *end = nullptr;
+    out = std::strtod(s.c_str(), &end);
+    return end == s.c_str() + s.size();
+  }
+
   int node(unsigned depth) {
     if (depth > 256 || nodes.size() > 4096)
       return fail("the expression is nested too deeply"), -1;
@@ -122,6 +140,10 @@ private:
     } else if (t[0] == '#') {
       if (!integer(t.substr(1), n.value))
         return fail("'" + t + "' is not an integer constant"), -1;
+    } else if (t[0] == '%') {
+      n.kind = Node::FloatConst;
+      if (!real(t.substr(1), n.f))
+        return fail("'" + t + "' is not a float constant"), -1;
     } else {
       n.kind = Node::Op;
       std::size_t colon = t.find(':');
@@ -148,12 +170,31 @@ private:
   }
 };
 
-/// A value, or undefined.
+/// A value (an integer, or a float: `isFloat`, in `f`), or undefined.
 struct Result {
   std::int64_t v = 0;
   bool undefined = false;
   const char *why = nullptr;
+  bool isFloat = false;
+  double f = 0;
 };
+
+/// A float comparison of `x` and `y` (`pred` as MLIR's cmpf, without the
+/// leading 'f').
+bool compareFloats(const std::string &pred, double x, double y) {
+  bool unordered = std::isnan(x) || std::isnan(y);
+  if (pred == "ord") return !unordered;
+  if (pred == "uno") return unordered;
+  if (unordered)
+    return pred[0] == 'u';
+  std::string p = pred.substr(1);
+  if (p == "eq") return x == y;
+  if (p == "ne") return x != y;
+  if (p == "lt") return x < y;
+  if (p == "le") return x <= y;
+  if (p == "gt") return x > y;
+  return x >= y; // ge
+}
 
 std::int64_t wrap(std::uint64_t v, unsigned w) {
   if (w >= 64)
@@ -174,6 +215,8 @@ public:
     const Node &n = nodes[std::size_t(i)];
     if (n.kind == Node::Const)
       return {n.value};
+    if (n.kind == Node::FloatConst)
+      return {0, false, nullptr, true, n.f};
     if (n.kind == Node::Arg) {
       const KernelArg &a = args[std::size_t(n.value)];
       switch (a.kind) {
@@ -181,7 +224,8 @@ public:
       case KernelArg::Kind::U32: return {std::int32_t(a.value.u32)};
       case KernelArg::Kind::I64: return {a.value.i64};
       case KernelArg::Kind::U64: return {std::int64_t(a.value.u64)};
-      default: return {0, true, "a non-integer argument"};
+      case KernelArg::Kind::F32: return {0, false, nullptr, true, a.value.f32};
+      default: return {0, true, "a pointer argument"};
       }
     }
     unsigned w = n.width;
@@ -195,6 +239,15 @@ public:
     if (n.op == "trunc")
       return a.undefined ? a : Result{wrap(std::uint64_t(a.v), w)};
     Result b = eval(n.kids[1]);
+    if (n.op[0] == 'f') {
+      if (a.undefined || b.undefined)
+        return a.undefined ? a : b;
+      if (!a.isFloat || !b.isFloat)
+        return {0, true, "a float comparison of an integer"};
+      return {compareFloats(n.op.substr(1), a.f, b.f) ? -1 : 0};
+    }
+    if (a.isFloat || b.isFloat)
+      return {0, true, "integer arithmetic on a float"};
     // Bools: false && x is false and true || x is true, x undefined or not.
     if (w == 1 && (n.op == "and" || n.op == "or")) {
       std::int64_t absorbing = n.op == "and" ? 0 : -1;
@@ -265,6 +318,11 @@ std::string argValue(const KernelArg &a) {
   case KernelArg::Kind::U32: return std::to_string(a.value.u32);
   case KernelArg::Kind::I64: return std::to_string(a.value.i64);
   case KernelArg::Kind::U64: return std::to_string(a.value.u64);
+  case KernelArg::Kind::F32: {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.9g", double(a.value.f32));
+    return buf;
+  }
   default: return "?";
   }
 }
@@ -283,8 +341,9 @@ bool validRequirement(const std::string &expr,
     if (n.kind != Node::Arg)
       continue;
     const KernelParam &q = params[std::size_t(n.value)];
-    if (q.type != "i32" && q.type != "u32" && q.type != "i64" && q.type != "u64") {
-      error = "reads '" + q.name + "' of type " + q.type + ", not an integer";
+    if (q.type != "i32" && q.type != "u32" && q.type != "i64" && q.type != "u64" &&
+        q.type != "f32") {
+      error = "reads '" + q.name + "' of type " + q.type + ", not a scalar";
       return false;
     }
   }

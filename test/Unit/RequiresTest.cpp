@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 
 using namespace tile;
@@ -89,6 +90,39 @@ TEST(Requires, ArithmeticWrapsAtItsWidth) {
   EXPECT_TRUE(holds("eq:32 mins:32 a1 #-1 #-1", gqaArgs(5, 1)));
 }
 
+TEST(Requires, FloatComparisons) {
+  // k(x: ptr<f32>, scale: f32, n: i32): `scale > 0.0`, as flex_fwd.tile's
+  // require(sm_scale > 0.0).
+  Manifest m;
+  m.kernelName = "k";
+  m.params = {{"x", "ptr<f32>", 16}, {"scale", "f32"}, {"n", "i32"}};
+  m.blockSize = 128;
+  m.arch = "sm_90a";
+  m.requirements.push_back({"fogt:32 a1 %0x0p+0", "scale > 0.0", "k.tile:3:3"});
+  auto args = [](float scale) {
+    return std::vector<KernelArg>{KernelArg::pointer(0x1000, "f32"),
+                                  KernelArg::float32(scale),
+                                  KernelArg::int32(1)};
+  };
+  EXPECT_TRUE(checkArguments(m, args(0.125f)).ok());
+  EXPECT_TRUE(checkArguments(m, args(1e-30f)).ok());
+  EXPECT_EQ(checkArguments(m, args(-0.5f)).message(),
+            "the kernel requires scale > 0.0 (k.tile:3:3), which scale = -0.5 "
+            "do not meet");
+  EXPECT_FALSE(checkArguments(m, args(0.0f)).ok());
+  EXPECT_FALSE(checkArguments(m, args(std::nanf(""))).ok()); // ordered: false
+  // Unordered predicates hold for NaN; hexadecimal constants are exact.
+  m.requirements[0].expr = "fugt:32 a1 %0x1p-3";
+  EXPECT_TRUE(checkArguments(m, args(std::nanf(""))).ok());
+  EXPECT_FALSE(checkArguments(m, args(0.125f)).ok());
+  EXPECT_TRUE(checkArguments(m, args(0.12500001f)).ok());
+  // Mixed with integers: a float comparison of an integer is undefined.
+  m.requirements[0].expr = "fogt:32 a2 %0x0p+0";
+  EXPECT_FALSE(checkArguments(m, args(1.0f)).ok());
+  m.requirements[0].expr = "and:1 sgt:32 a2 #0 foge:32 a1 %0x0p+0";
+  EXPECT_TRUE(checkArguments(m, args(0.0f)).ok());
+}
+
 TEST(Requires, ManifestRoundTripsAndValidates) {
   Manifest m = gqaManifest(kWholeGroups, "heads % heads_kv == 0");
   m.tilecVersion = m.llvmVersion = m.cudaVersion = "x";
@@ -112,7 +146,9 @@ TEST(Requires, ManifestRoundTripsAndValidates) {
   EXPECT_EQ(refused("eq:32 a9 #0"),
             "invalid manifest: \"requires\"[0]: 'a9' is not a parameter index");
   EXPECT_EQ(refused("eq:32 a0 #0"), "invalid manifest: \"requires\"[0]: reads "
-                                    "'x' of type ptr<f32>, not an integer");
+                                    "'x' of type ptr<f32>, not a scalar");
+  EXPECT_EQ(refused("fogt:32 %x #0"),
+            "invalid manifest: \"requires\"[0]: '%x' is not a float constant");
   EXPECT_EQ(refused("frob:32 a1 #0"),
             "invalid manifest: \"requires\"[0]: unknown operation 'frob:32'");
   EXPECT_EQ(refused("eq:32 a1"),
