@@ -59,6 +59,7 @@ void ::tile::buildTileOptPipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addPass(mlir::tile::createTileHoistInvariantLoads());
+  pm.addPass(mlir::tile::createTileSinkScale());
   pm.addPass(mlir::tile::createTileFoldScale());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(mlir::tile::createTileTmaLoads());

@@ -53,6 +53,20 @@ def TileHoistInvariantLoads : Pass<"tile-hoist-invariant-loads",
   let dependentDialects = ["mlir::tile::TileDialect", "mlir::arith::ArithDialect"];
 }
 
+def TileSinkScale : Pass<"tile-sink-scale", "mlir::ModuleOp"> {
+  let summary = "Move a positive scale past max/where to the next scalar multiply";
+  let description = [{
+    Pipeline stage 3, before tile-fold-scale. `y = x * splat(a)` with `a`
+    provably positive (a kernel argument under `require(a > 0.0)`, a
+    positive constant) whose uses all reach, through where / max / min
+    (with ±inf or 0 constants), reduce max/min, expand_dims and broadcast,
+    multiplies or fmas by a scalar `b`: those take `a * b` and the chain
+    runs on `x`. One multiply per element fewer where scores are scaled
+    before a softmax's max.
+  }];
+  let dependentDialects = ["mlir::tile::TileDialect", "mlir::arith::ArithDialect"];
+}
+
 def TileFoldScale : Pass<"tile-fold-scale", "mlir::ModuleOp"> {
   let summary = "Fold exp2(x * a) * ... scale chains into one multiply";
   let description = [{
