@@ -1,10 +1,12 @@
 //===- BackwardTest.cpp - attention backward parity on the GPU -----------===//
 //
-//   tile-gpu-bwd [--seed N] [--quick] [--only NAME]
+//   tile-gpu-bwd [--seed N] [--quick] [--only NAME] [--schedule F=V,...]
 //
 // --quick: seqlens 1, 17, 130 and the special cases only (for
 // compute-sanitizer: run-gpu.sh SANITIZE=1 SANITIZE_TESTS=tile-gpu-bwd).
 // --only: the configs whose name contains NAME ("bf16_causal_d128").
+// --schedule: fields set over the table's schedule of dK/dV and dQ
+// ("producer=true": a producer warpgroup, rings two products read).
 //
 // JIT-compiles the three backward kernels (examples/attention/
 // flash_bwd_preprocess.tile, flash_bwd_dkdv.tile, flash_bwd_dq.tile; the
@@ -225,7 +227,7 @@ bool constant(const Manifest &m, const char *name, int &out,
 }
 
 bool loadKernels(JIT &jit, const Device &dev, const Config &c, Kernels &ks,
-                 std::string &error) {
+                 const std::string &extraSchedule, std::string &error) {
   Defines common = {{"T", dtypeName(c.dtype)}, {"D", std::to_string(c.d)}};
   Defines withCausal = common;
   withCausal["CAUSAL"] = c.causal ? "true" : "false";
@@ -248,6 +250,15 @@ bool loadKernels(JIT &jit, const Device &dev, const Config &c, Kernels &ks,
                                           "." + dev.archString() + ".json",
                                       *s.defines, 1000, config, error))
       return false;
+    if (s.kernel != &ks.pre && !extraSchedule.empty()) {
+      std::string why = config.schedule.parse(extraSchedule);
+      if (why.empty())
+        why = config.schedule.validate();
+      if (!why.empty()) {
+        error = "--schedule " + extraSchedule + ": " + why;
+        return false;
+      }
+    }
     Defines defines = config.defines;
     for (const auto &[k, v] : *s.defines)
       defines[k] = v;
@@ -480,15 +491,17 @@ void runCase(const Device &dev, const Kernels &ks, const Config &c,
 
 int main(int argc, char **argv) {
   TestOptions opt;
-  if (!parseTestOptions(argc, argv, opt, false, "bf16_causal_d128"))
+  if (!parseTestOptions(argc, argv, opt, false, "bf16_causal_d128",
+                        /*withSchedule=*/true))
     return 2;
   std::optional<Device> dev = openTestDevice();
   if (!dev)
     return kSkipExit;
   std::printf("tile-gpu-bwd: %s, seed %llu (--seed %llu reruns it), "
-              "kernels from %s\n",
+              "kernels from %s%s%s\n",
               dev->description().c_str(), opt.seed, opt.seed,
-              attentionDir().c_str());
+              attentionDir().c_str(), opt.schedule.empty() ? "" : ", schedule + ",
+              opt.schedule.c_str());
   std::printf("dtype mode   D     S BH case         errors: delta max "
               "|err|/(1+|ref|), dQ dK dV rel-L2\n");
   std::mt19937_64 rng(opt.seed);
@@ -513,7 +526,7 @@ int main(int argc, char **argv) {
       return;
     Kernels ks;
     std::string error;
-    if (!loadKernels(jit, *dev, c, ks, error)) {
+    if (!loadKernels(jit, *dev, c, ks, opt.schedule, error)) {
       ++totals.cases;
       ++totals.failed;
       std::printf("%s: compile/load FAIL (%s)\n", c.name().c_str(),
