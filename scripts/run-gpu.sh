@@ -106,9 +106,11 @@ for t in tile-gpu-persistent tile-gpu-cta-programs tile-gpu-launch-contract \
   [[ -x $DEST/bin/$t ]] && run_step "$t" "$DEST/bin/$t"
 done
 # A schedule the backward's tables do not use yet: a producer warpgroup
-# over rings two products read (Q and dO of dK/dV, Kᵀ of dQ).
+# over rings two products read (Q and dO of dK/dV, Kᵀ of dQ). Quick shapes
+# take seconds: a short limit, so a stage-release deadlock costs little.
 [[ -x $DEST/bin/tile-gpu-bwd ]] &&
-  run_step tile-gpu-bwd-producer "$DEST/bin/tile-gpu-bwd" --quick --schedule producer=true
+  STEP_TIMEOUT=180 run_step tile-gpu-bwd-producer "$DEST/bin/tile-gpu-bwd" --quick \
+    --schedule producer=true
 # PyTorch (python3 with torch; exit 77, "skipped", without): tilec.attention
 # against SDPA, gradients, torch.compile, CUDA-graph replay; then 100 training
 # steps of a tiny model on tilec and on SDPA, and 50 of an fp32 layer whose
