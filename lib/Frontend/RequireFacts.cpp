@@ -1,0 +1,156 @@
+//===- RequireFacts.cpp - argument facts from a checked require(...) ------===//
+//
+// A run-time require(c) is checked at every launch (MLIRGenRequire.cpp), so
+// the compiler may assume its conjuncts: each fact becomes an argument
+// attribute the passes read (dialects/tile/Params.h).
+//
+//===----------------------------------------------------------------------===//
+#include "lib/Frontend/RequireFacts.h"
+
+#include "dialects/tile/Params.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "llvm/ADT/bit.h"
+
+#include <optional>
+
+using namespace mlir;
+
+namespace {
+/// For each conjunct of `c` (through `&&`) of the form `x % C == 0` with x
+/// an integer argument (possibly widened) and C > 0: x's divisibility, as
+/// the argument attribute kDivisibilityAttr (the largest power of two
+/// dividing C; the largest of several). The launcher checks the condition,
+/// so the compiler may assume it (AxisInfo: vector loads along x).
+void recordDivisibility(func::FuncOp fn, Value c) {
+  Operation *op = c.getDefiningOp();
+  if (auto a = dyn_cast_or_null<arith::AndIOp>(op)) {
+    recordDivisibility(fn, a.getLhs());
+    recordDivisibility(fn, a.getRhs());
+    return;
+  }
+  auto cmp = dyn_cast_or_null<arith::CmpIOp>(op);
+  if (!cmp || cmp.getPredicate() != arith::CmpIPredicate::eq)
+    return;
+  auto constant = [](Value v) -> std::optional<int64_t> {
+    if (auto k = v.getDefiningOp<arith::ConstantOp>())
+      if (auto i = dyn_cast<IntegerAttr>(k.getValue()))
+        return i.getValue().getSExtValue();
+    return std::nullopt;
+  };
+  Value rem = cmp.getRhs();
+  if (constant(rem) == std::optional<int64_t>(0))
+    rem = cmp.getLhs();
+  else if (constant(cmp.getLhs()) != std::optional<int64_t>(0))
+    return;
+  Operation *r = rem.getDefiningOp();
+  if (!isa_and_nonnull<arith::RemSIOp, arith::RemUIOp>(r))
+    return;
+  std::optional<int64_t> divisor = constant(r->getOperand(1));
+  if (!divisor || *divisor <= 0)
+    return;
+  Value x = r->getOperand(0);
+  while (isa_and_nonnull<arith::ExtSIOp, arith::ExtUIOp>(x.getDefiningOp()))
+    x = x.getDefiningOp()->getOperand(0);
+  auto arg = dyn_cast<BlockArgument>(x);
+  if (!arg || arg.getOwner() != &fn.getBody().front())
+    return;
+  int64_t pow2 = int64_t(1) << llvm::countr_zero(uint64_t(*divisor));
+  unsigned i = arg.getArgNumber();
+  if (auto old = fn.getArgAttrOfType<IntegerAttr>(i, mlir::tile::kDivisibilityAttr))
+    pow2 = std::max(pow2, old.getInt());
+  fn.setArgAttr(i, mlir::tile::kDivisibilityAttr,
+                IntegerAttr::get(IntegerType::get(fn.getContext(), 64), pow2));
+}
+
+/// For each conjunct of `c` (through `&&`) of the form `x > C` (or `C < x`)
+/// with C >= 0, or `x >= C` with C > 0, x an f32 argument (ordered
+/// comparisons: NaN fails them): x's kPositiveAttr.
+void recordPositive(func::FuncOp fn, Value c) {
+  Operation *op = c.getDefiningOp();
+  if (auto a = dyn_cast_or_null<arith::AndIOp>(op)) {
+    recordPositive(fn, a.getLhs());
+    recordPositive(fn, a.getRhs());
+    return;
+  }
+  auto cmp = dyn_cast_or_null<arith::CmpFOp>(op);
+  if (!cmp)
+    return;
+  auto constant = [](Value v) -> std::optional<double> {
+    if (auto k = v.getDefiningOp<arith::ConstantOp>())
+      if (auto f = dyn_cast<FloatAttr>(k.getValue()))
+        return f.getValueAsDouble();
+    return std::nullopt;
+  };
+  using P = arith::CmpFPredicate;
+  P pred = cmp.getPredicate();
+  Value x = cmp.getLhs();
+  std::optional<double> bound = constant(cmp.getRhs());
+  if (!bound) { // C < x, C <= x
+    x = cmp.getRhs();
+    bound = constant(cmp.getLhs());
+    pred = pred == P::OLT ? P::OGT : pred == P::OLE ? P::OGE : P::AlwaysFalse;
+  }
+  if (!bound || !((pred == P::OGT && *bound >= 0) || (pred == P::OGE && *bound > 0)))
+    return;
+  auto arg = dyn_cast<BlockArgument>(x);
+  if (arg && arg.getOwner() == &fn.getBody().front())
+    fn.setArgAttr(arg.getArgNumber(), mlir::tile::kPositiveAttr,
+                  UnitAttr::get(fn.getContext()));
+}
+
+/// The kernel argument `v` is (through integer widening), or null.
+BlockArgument argumentOf(func::FuncOp fn, Value v) {
+  while (isa_and_nonnull<arith::ExtSIOp>(v.getDefiningOp()))
+    v = v.getDefiningOp()->getOperand(0);
+  auto arg = dyn_cast<BlockArgument>(v);
+  return arg && arg.getOwner() == &fn.getBody().front() ? arg : BlockArgument();
+}
+
+/// For each conjunct of `c` (through `&&`) of the form `y >= x` (or
+/// `x <= y`, or the strict forms) with x and y signed integer arguments:
+/// x's kAtMostAttr gains y. The launcher checks the condition.
+void recordAtMost(func::FuncOp fn, Value c) {
+  Operation *op = c.getDefiningOp();
+  if (auto a = dyn_cast_or_null<arith::AndIOp>(op)) {
+    recordAtMost(fn, a.getLhs());
+    recordAtMost(fn, a.getRhs());
+    return;
+  }
+  auto cmp = dyn_cast_or_null<arith::CmpIOp>(op);
+  if (!cmp)
+    return;
+  Value small, large;
+  switch (cmp.getPredicate()) {
+  case arith::CmpIPredicate::sge:
+  case arith::CmpIPredicate::sgt:
+    large = cmp.getLhs(), small = cmp.getRhs();
+    break;
+  case arith::CmpIPredicate::sle:
+  case arith::CmpIPredicate::slt:
+    small = cmp.getLhs(), large = cmp.getRhs();
+    break;
+  default:
+    return;
+  }
+  BlockArgument x = argumentOf(fn, small), y = argumentOf(fn, large);
+  if (!x || !y || x == y || fn.getArgAttr(x.getArgNumber(), "tile.type") ||
+      fn.getArgAttr(y.getArgNumber(), "tile.type"))
+    return;
+  SmallVector<int64_t> ys;
+  if (auto old = fn.getArgAttrOfType<DenseI64ArrayAttr>(x.getArgNumber(),
+                                                        mlir::tile::kAtMostAttr))
+    ys.assign(old.asArrayRef().begin(), old.asArrayRef().end());
+  if (llvm::is_contained(ys, int64_t(y.getArgNumber())))
+    return;
+  ys.push_back(y.getArgNumber());
+  fn.setArgAttr(x.getArgNumber(), mlir::tile::kAtMostAttr,
+                DenseI64ArrayAttr::get(fn.getContext(), ys));
+}
+} // namespace
+
+void ::tile::frontend::recordRequireFacts(func::FuncOp fn, Value c) {
+  recordDivisibility(fn, c);
+  recordAtMost(fn, c);
+  recordPositive(fn, c);
+}
