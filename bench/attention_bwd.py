@@ -24,6 +24,8 @@ Providers (bwd_providers.py):
                    torch refuses cuDNN SDPA). tilec-det is the tilec row itself
                    (tilec's backward is always deterministic: dQ in its own kernel,
                    no atomics), not timed again. flex-det is opt-in.
+  tilec-atomic     opt-in, the "atomic" row: tilec's backward with dQ added by f32
+                   atomics in the dK/dV pass (attention_bwd(..., deterministic=False))
 
 Shapes: bf16 and fp16, D 64 and 128, seqlen 1k-16k with batch = 16384 / seqlen
 and heads = 2048 / D, causal and not. TFLOP/s = 2.5 x the forward's FLOPs
@@ -52,7 +54,7 @@ from fwd_config import DTYPES, ROOT, finish_shape_args, shape_key, shapes  # noq
 from fwd_measure import fmt, make_inputs  # noqa: E402
 from fwd_providers import Unavailable, root_cause, short_reason  # noqa: E402
 from bwd_providers import (EXTRA_PROVIDERS, PROVIDERS, SDPA, base_name, deterministic,  # noqa: E402
-                           is_det, setup, tilec_env, tilec_library)
+                           is_det, mode_of, setup, tilec_env, tilec_library)
 from bwd_measure import (RTOL, bwd_flops, measure, print_row, print_rows_header,  # noqa: E402
                          print_table, reference_bwd, summarize, write_outputs)
 
@@ -100,7 +102,7 @@ def failure(p, e):
 def run_provider(p, s, inputs, dos, ref, a):
     """One row: provider p on shape s (its own forward state, made and freed here)."""
     import torch
-    row = {"provider": p, "mode": "det" if is_det(p) else "default"}
+    row = {"provider": p, "mode": mode_of(p)}
     sets = None
     try:
         with deterministic(is_det(p)):

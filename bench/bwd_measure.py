@@ -4,6 +4,7 @@ time_ms), the side-by-side table, results.json and results.csv."""
 import csv
 import json
 
+from bwd_providers import base_name
 from fwd_config import flops
 from fwd_measure import fmt, time_ms
 
@@ -106,7 +107,7 @@ def summarize(rows):
     groups = {}
     for r in rows:
         key = tuple(r[k] for k in ("dtype", "D", "causal", "S", "mode"))
-        groups.setdefault(key, {})[r["provider"].removesuffix("-det")] = r
+        groups.setdefault(key, {})[base_name(r["provider"])] = r
     out = []
     for key, by in groups.items():
         line = dict(zip(["dtype", "D", "causal", "S", "mode"], key))

@@ -20,13 +20,20 @@ BASE = ["tilec", "sdpa-flash", "sdpa-cudnn", "sdpa-efficient", "flex"]
 # unsupported). flex-det (opt-in) recompiles flex under the mode.
 DET = ["tilec-det", "sdpa-flash-det", "sdpa-cudnn-det", "sdpa-efficient-det"]
 PROVIDERS = BASE + DET
-EXTRA_PROVIDERS = ["flex-det"]
+# tilec-atomic (opt-in, mode "atomic"): tilec's backward with dQ added by f32
+# atomics in the dK/dV pass (deterministic=False).
+EXTRA_PROVIDERS = ["flex-det", "tilec-atomic"]
 SDPA = {"sdpa-flash": "FLASH_ATTENTION", "sdpa-cudnn": "CUDNN_ATTENTION",
         "sdpa-efficient": "EFFICIENT_ATTENTION"}
 
 
 def base_name(p):
-    return p[:-4] if p.endswith("-det") else p
+    return p.removesuffix("-det").removesuffix("-atomic")
+
+
+def mode_of(p):
+    """The row's mode: "det", "atomic" (tilec-atomic) or "default"."""
+    return "det" if is_det(p) else "atomic" if p.endswith("-atomic") else "default"
 
 
 def is_det(p):
@@ -68,7 +75,7 @@ def tilec_library():
         return None, short_reason(e, 160)
 
 
-def tilec_setup(s, inputs, dos):
+def tilec_setup(s, inputs, dos, atomic=False):
     """fn(do, q, k, v, o, lse) -> (dq, dk, dv): torch.ops.tilec.attention_bwd,
     with o and lse of tilec's forward on each input copy (made here, outside
     the timing; the first forward and backward call also make the plans)."""
@@ -82,7 +89,7 @@ def tilec_setup(s, inputs, dos):
         sets.append((do, q, k, v, o, lse))
 
     def fn(do, q, k, v, o, lse):
-        return torch.ops.tilec.attention_bwd(do, q, k, v, o, lse, c, scale)
+        return torch.ops.tilec.attention_bwd(do, q, k, v, o, lse, c, scale, not atomic)
     return fn, sets
 
 
@@ -153,7 +160,7 @@ def setup(p, s, inputs, dos):
     """(fn, sets) of provider p on shape s: fn(*sets[i]) -> (dq, dk, dv)."""
     name = base_name(p)
     if name == "tilec":
-        return tilec_setup(s, inputs, dos)
+        return tilec_setup(s, inputs, dos, atomic=p.endswith("-atomic"))
     if name == "flex":
         return flex_setup(s, inputs, dos)
     return sdpa_setup(name, s, inputs, dos)

@@ -20,7 +20,11 @@
 // (examples/attention/flash_bwd_preprocess.tile: delta = rowsum(dO ∘ O);
 // flash_bwd_dkdv.tile: dK, dV; flash_bwd_dq.tile: dQ), compiled for the
 // GPU's arch with their own block sizes. Each gradient row is written by one
-// program (no atomics): the result is deterministic.
+// program (no atomics): the result is deterministic. With deterministic =
+// false, dK/dV's kernel also adds dQ with f32 atomics into a workspace
+// (ATOMIC_DQ: five products per step instead of seven in two kernels) and
+// flash_bwd_dq_cast.tile casts it: dQ then varies in its last bits from run
+// to run.
 //
 // Supported: bf16, f16, f32; head dims 64 and 128; causal or not; layout
 // BHSD ([B*H, S, D] contiguous). Anything else is an error at plan time
@@ -43,6 +47,12 @@ struct AttentionBackwardParams {
   /// as AttentionParams::headsKv); must divide heads; 0: heads. dK and dV
   /// sum over the query heads of each group.
   int headsKv = 0;
+  /// true: dQ by its own kernel, bitwise reproducible. false: dQ added by
+  /// f32 atomics in the dK/dV pass (one pass over S and P fewer; the
+  /// workspace grows by [B*H, S, D] f32); head dim 256 runs the
+  /// deterministic kernels (dQ's tiles do not fit beside dK/dV's: the plan
+  /// line says so).
+  bool deterministic = true;
   /// Inputs: the forward's q, k, v, its outputs o and lse, and dO (the
   /// gradient of o). Outputs: dq, dk, dv (every element written). q, o,
   /// dout, dq are [B*H, S, D] of the dtype, k, v, dk, dv [B*H_kv, S, D];
@@ -75,7 +85,8 @@ public:
     return plan(device, params, std::move(options));
   }
   /// Compiles and loads the three kernels for `params` (pointers may still
-  /// be 0) and allocates delta ([B*H, S] f32). Needs options.jit. Errors:
+  /// be 0) and allocates delta ([B*H, S] f32; not deterministic: also the
+  /// zeroed dQ accumulator, [B*H, S, D] f32). Needs options.jit. Errors:
   /// the forward's argument checks, BSHD, a head dim other than 64 or 128,
   /// B*H over 65535, a GPU older than sm_80, a kernel that fails to compile
   /// or load.
@@ -83,16 +94,18 @@ public:
                                           const AttentionBackwardParams &params,
                                           AttentionOptions options);
 
-  /// Launches preprocess, dK/dV and dQ on the planned pointers and stream.
+  /// Launches preprocess, dK/dV and dQ (or dQ's cast) on the planned
+  /// pointers and stream.
   Status run();
   /// The same on `params`' pointers and stream; its shape, dtype, layout,
-  /// causality and scale must be the planned ones.
+  /// causality, scale and determinism must be the planned ones.
   Status run(const AttentionBackwardParams &params);
 
   /// "flash_bwd": the three kernels.
   const std::string &kernelName() const;
   /// "attention backward: flash_bwd_preprocess, flash_bwd_dkdv,
-  /// flash_bwd_dq (BM=64 BN=64, sm_90a)".
+  /// flash_bwd_dq (BM=64 BN=64, sm_90a)" (not deterministic:
+  /// "flash_bwd_dkdv+atomic dQ, flash_bwd_dq_cast").
   const std::string &planLine() const;
 
   struct Impl;

@@ -52,7 +52,9 @@ enum tilec_flags {
   TILEC_FLAG_FORCE_REFERENCE = 1, /* forward: run flash_fwd_ref */
   TILEC_FLAG_NO_FALLBACK = 2,     /* forward: fail where the reference would run */
   TILEC_FLAG_QUIET = 4,           /* fallback lines not on stderr */
-  TILEC_FLAG_GUARDRAIL = 8        /* forward: NaN/inf check, syncs: not capturable */
+  TILEC_FLAG_GUARDRAIL = 8,       /* forward: NaN/inf check, syncs: not capturable */
+  TILEC_FLAG_ATOMIC_DQ = 16       /* backward: dQ by f32 atomics in the dK/dV
+                                     pass (faster; not bitwise reproducible) */
 };
 
 typedef struct tilec_attention_desc {

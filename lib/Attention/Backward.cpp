@@ -9,7 +9,10 @@
 // (dK/dV: B*H_kv, each program summing its group's G query heads):
 // preprocess reads O and dO once; dK/dV reads K, V once and Q, dO, LSE,
 // delta once per key block; dQ reads Q, dO once and K, V once per query
-// block (causal: half of each).
+// block (causal: half of each). Not deterministic: dK/dV adds dQ with f32
+// atomics into dq_acc ([B*H, S, D] f32, zeroed at plan time) and
+// flash_bwd_dq_cast writes dQ from it and zeroes it again, so every run
+// starts from zeros without a memset on the run path.
 //
 //===----------------------------------------------------------------------===//
 #include "tile/AttentionBackward.h"
@@ -80,9 +83,13 @@ struct AttentionBackward::Impl {
   Device device;
   AttentionBackwardParams params;
   AttentionOptions options;
-  Kernel pre, dkdv, dq;
+  Kernel pre, dkdv, dq; ///< dq: flash_bwd_dq, or the cast (not deterministic)
   unsigned preBM = 0, dkdvBN = 0, dqBM = 0;
-  DeviceBuffer delta;
+  DeviceBuffer delta, dqAcc;
+  /// dq_acc may hold a partial sum (dK/dV ran, the cast did not launch):
+  /// zeroed before the next run.
+  bool dqAccDirty = false;
+  bool atomic = false; ///< ATOMIC_DQ: dQ's cast runs instead of flash_bwd_dq
   std::string name = "flash_bwd", planLine;
 };
 
@@ -121,6 +128,13 @@ AttentionBackward::plan(const Device &device,
   Defines withCausal = common;
   withCausal["CAUSAL"] = params.causal ? "true" : "false";
   withCausal["G"] = std::to_string(params.heads / kvHeads(params));
+  // Head dim 256: dK/dV's slots and the dS tile dQ's product reads from
+  // shared memory exceed sm_90a's 227 KiB (and spill 30 KB without TMA);
+  // the deterministic kernels run, and the plan line says so.
+  const bool atomic = b.atomic =
+      !params.deterministic && params.headDim <= 128;
+  if (atomic)
+    withCausal["ATOMIC_DQ"] = "true";
   struct Step {
     const char *name;
     const Defines *defines;
@@ -130,7 +144,8 @@ AttentionBackward::plan(const Device &device,
   } steps[] = {
       {"flash_bwd_preprocess", &common, &b.pre, "BM", &b.preBM},
       {"flash_bwd_dkdv", &withCausal, &b.dkdv, "BN", &b.dkdvBN},
-      {"flash_bwd_dq", &withCausal, &b.dq, "BM", &b.dqBM},
+      {atomic ? "flash_bwd_dq_cast" : "flash_bwd_dq",
+       atomic ? &common : &withCausal, &b.dq, "BM", &b.dqBM},
   };
   std::string origins;
   for (Step &s : steps) {
@@ -168,10 +183,26 @@ AttentionBackward::plan(const Device &device,
       return delta.status().withContext("attention backward: delta");
     b.delta = delta.take();
   }
-  b.planLine = fmt::format("attention backward: flash_bwd_preprocess, "
-                           "flash_bwd_dkdv, flash_bwd_dq (BM={} BN={}, {}{}{})",
-                           b.dqBM, b.dkdvBN, arch, origins.empty() ? "" : "; ",
-                           origins);
+  if (atomic && params.seqlen > 0) {
+    auto acc = DeviceBuffer::allocate(device, std::size_t(params.batch) *
+                                                  params.heads *
+                                                  params.seqlen *
+                                                  params.headDim * 4);
+    if (!acc)
+      return acc.status().withContext("attention backward: dq_acc");
+    b.dqAcc = acc.take();
+    if (Status s = b.dqAcc.fill(0); !s.ok())
+      return s.withContext("attention backward: dq_acc");
+  }
+  b.planLine = fmt::format(
+      "attention backward: flash_bwd_preprocess, {} (BM={} BN={}, {}{}{}){}",
+      atomic ? "flash_bwd_dkdv+atomic dQ, flash_bwd_dq_cast"
+             : "flash_bwd_dkdv, flash_bwd_dq",
+      b.dqBM, b.dkdvBN, arch, origins.empty() ? "" : "; ", origins,
+      atomic == !params.deterministic
+          ? ""
+          : fmt::format("; deterministic: no atomic dQ at head dim {}",
+                        params.headDim));
   if (b.options.log)
     b.options.log(b.planLine);
   else if (envFlag("TILEC_ATTENTION_LOG"))
@@ -187,12 +218,13 @@ Status AttentionBackward::run(const AttentionBackwardParams &p) {
   if (a.batch != p.batch || a.heads != p.heads || a.seqlen != p.seqlen ||
       a.headDim != p.headDim || a.dtype != p.dtype || a.layout != p.layout ||
       a.causal != p.causal || (p.scale != 0 && p.scale != a.scale) ||
-      kvHeads(a) != kvHeads(p))
+      kvHeads(a) != kvHeads(p) || a.deterministic != p.deterministic)
     return Status::error(fmt::format(
         "attention backward: run: params differ from the plan's ({} B={} "
-        "H={} H_kv={} S={} D={}{})",
+        "H={} H_kv={} S={} D={}{}{})",
         dtypeName(a.dtype), a.batch, a.heads, kvHeads(a), a.seqlen, a.headDim,
-        a.causal ? " causal" : ""));
+        a.causal ? " causal" : "",
+        a.deterministic ? "" : " not deterministic"));
   for (DevicePtr ptr : {p.q, p.k, p.v, p.o, p.lse, p.dout, p.dq, p.dk, p.dv})
     if (!ptr)
       return Status::error("attention backward: run: q, k, v, o, lse, dout, "
@@ -209,20 +241,33 @@ Status AttentionBackward::run(const AttentionBackwardParams &p) {
             lse = KernelArg::pointer(p.lse, "f32"),
             delta = KernelArg::pointer(b.delta, "f32"),
             scale = KernelArg::float32(a.scale);
+  KernelArg dqAcc = KernelArg::pointer(b.dqAcc.ptr(), "f32");
+  Status s;
+  if (b.dqAccDirty) // a run that stopped between dK/dV and the cast
+    s = b.dqAcc.fill(0);
   if (b.options.nvtx)
     nvtxPush("attention: flash_bwd");
-  Status s = b.pre.launch({blocks(b.preBM), bh, 1},
-                          {o, dout, delta, KernelArg::int32(S)}, p.stream);
+  if (s.ok())
+    s = b.pre.launch({blocks(b.preBM), bh, 1},
+                     {o, dout, delta, KernelArg::int32(S)}, p.stream);
   if (s.ok())
     s = b.dkdv.launch({blocks(b.dkdvBN), unsigned(a.batch * kvHeads(a)), 1},
                       {q, k, v, dout, lse, delta, KernelArg::pointer(p.dk, t),
-                       KernelArg::pointer(p.dv, t), KernelArg::int32(S), scale},
+                       KernelArg::pointer(p.dv, t), KernelArg::int32(S), scale,
+                       dqAcc},
                       p.stream);
-  if (s.ok())
+  if (s.ok() && b.atomic) {
+    b.dqAccDirty = true;
+    s = b.dq.launch({blocks(b.dqBM), bh, 1},
+                    {dqAcc, KernelArg::pointer(p.dq, t), KernelArg::int32(S)},
+                    p.stream);
+    b.dqAccDirty = !s.ok();
+  } else if (s.ok()) {
     s = b.dq.launch({blocks(b.dqBM), bh, 1},
                     {q, k, v, dout, lse, delta, KernelArg::pointer(p.dq, t),
                      KernelArg::int32(S), scale},
                     p.stream);
+  }
   if (b.options.nvtx)
     nvtxPop();
   return s.withContext("attention backward");

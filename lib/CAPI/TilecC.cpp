@@ -106,6 +106,8 @@ std::string readDesc(const tilec_attention_desc *d, Params &p) {
                                      : AttentionLayout::BHSD;
   p.causal = d->causal == 1;
   p.scale = d->scale;
+  if constexpr (std::is_same_v<Params, AttentionBackwardParams>)
+    p.deterministic = !(d->flags & TILEC_FLAG_ATOMIC_DQ);
   if (d->size < sizeof(tilec_attention_desc))
     return "";
   if (d->bottom_right != 0 && d->bottom_right != 1)

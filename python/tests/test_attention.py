@@ -261,6 +261,25 @@ class BackwardTest(unittest.TestCase):
                                   f"causal={int(causal)}: tilec {err:.2e}  sdpa {err_sdpa:.2e}")
                             self.assertLessEqual(err, max(tol, 3 * err_sdpa), f"d{name}")
 
+    def test_atomic_dq_matches_the_deterministic_backward(self):
+        # attention_bwd(..., deterministic=False): dQ by f32 atomics in the
+        # dK/dV pass. dK, dV are the same kernels' (bitwise); dQ within the
+        # bound of its reordered f32 sums; a second call (the accumulator
+        # zeroed again by the cast) gives the same dQ within it.
+        for dtype, tol in [(torch.float32, 1e-5), (torch.bfloat16, 1e-2)]:
+            for B, H, S, D, causal in [(2, 3, 203, 64, True), (1, 2, 130, 128, False)]:
+                with self.subTest(dtype=dtype, shape=(B, H, S, D), causal=causal):
+                    q, k, v = inputs(B, H, S, D, dtype)
+                    do = torch.randn_like(q)
+                    o, lse = torch.ops.tilec.attention_fwd(q, k, v, causal, D ** -0.5)
+                    det = torch.ops.tilec.attention_bwd(do, q, k, v, o, lse, causal, D ** -0.5)
+                    for _ in range(2):
+                        at = torch.ops.tilec.attention_bwd(do, q, k, v, o, lse, causal,
+                                                           D ** -0.5, False)
+                        self.assertLessEqual(rel_l2(at[0], det[0]), tol)
+                        self.assertTrue(torch.equal(at[1], det[1]))
+                        self.assertTrue(torch.equal(at[2], det[2]))
+
     def test_forward_only_variants_refuse_backward(self):
         q, k, v = inputs(1, 2, 40, 64, torch.float32, grad=True)
         out = tilec.attention(q, k, v, window=(8, 0))  # the forward runs

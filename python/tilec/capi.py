@@ -21,7 +21,7 @@ from pathlib import Path
 
 BF16, F16, F32 = 0, 1, 2
 BHSD, BSHD = 0, 1
-FLAG_FORCE_REFERENCE, FLAG_NO_FALLBACK, FLAG_QUIET, FLAG_GUARDRAIL = 1, 2, 4, 8
+FLAG_FORCE_REFERENCE, FLAG_NO_FALLBACK, FLAG_QUIET, FLAG_GUARDRAIL, FLAG_ATOMIC_DQ = 1, 2, 4, 8, 16
 API_VERSION = 2  # the TILEC_C_API_VERSION these bindings were written against
 
 _NAMES = ("libtilec_c.so.1", "libtilec_c.so")

@@ -3,7 +3,7 @@
     o = tilec.attention(q, k, v, causal=True)      # q, k, v: [B, H, S, D] CUDA tensors
 
 torch.ops.tilec.attention_fwd(q, k, v, causal, scale) -> (o, lse) and
-torch.ops.tilec.attention_bwd(dout, q, k, v, o, lse, causal, scale) -> (dq, dk, dv)
+torch.ops.tilec.attention_bwd(dout, q, k, v, o, lse, causal, scale[, deterministic]) -> (dq, dk, dv)
 and torch.ops.tilec.attention_variant_fwd (GQA, cross-attention, windows,
 softcap, ALiBi, sinks) are opaque to torch.compile (their fake implementations
 give the output shapes); attention_fwd's autograd formula calls attention_bwd,
@@ -14,7 +14,10 @@ on torch.cuda.current_stream(); the only allocations are their output tensors
 nothing synchronises the host, so a captured graph replays them. A plan (the
 compiled, loaded kernels) is made on the first call of each (shape, dtype,
 causal, scale, device) and kept for the process: call once before capturing a
-graph, as torch asks for any warm-up.
+graph, as torch asks for any warm-up. The backward is deterministic (dQ in
+its own kernel); attention_bwd(..., deterministic=False) adds dQ with f32
+atomics in the dK/dV pass instead (tile::AttentionBackwardParams::
+deterministic; slower today: docs/performance.md, "The backward").
 """
 import atexit
 import math
@@ -103,8 +106,8 @@ def _(q, k, v, causal, scale):
 
 @torch.library.custom_op("tilec::attention_bwd", mutates_args=())
 def attention_bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
-                  o: torch.Tensor, lse: torch.Tensor, causal: bool,
-                  scale: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+                  o: torch.Tensor, lse: torch.Tensor, causal: bool, scale: float,
+                  deterministic: bool = True) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     # k, v may have fewer heads than q (GQA/MQA: [B, H_kv, S, D], H_kv
     # dividing H); dK, dV are then summed over each group's query heads.
     _check_variant(q, k, v, None, None)
@@ -114,15 +117,17 @@ def attention_bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch
     dout, q, k, v, o, lse = (_ready(t) for t in (dout, q, k, v, o, lse))
     dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
     if q.numel():
-        heads_kv = {} if k.shape[1] == q.shape[1] else {"heads_kv": k.shape[1]}
-        _cached_plan("bwd", q, causal, scale, **heads_kv).run(
+        variant = {} if k.shape[1] == q.shape[1] else {"heads_kv": k.shape[1]}
+        if not deterministic:
+            variant["flags"] = capi.FLAG_ATOMIC_DQ
+        _cached_plan("bwd", q, causal, scale, **variant).run(
             q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(), lse.data_ptr(),
             dout.data_ptr(), dq.data_ptr(), dk.data_ptr(), dv.data_ptr(), _stream(q))
     return dq, dk, dv
 
 
 @attention_bwd.register_fake
-def _(dout, q, k, v, o, lse, causal, scale):
+def _(dout, q, k, v, o, lse, causal, scale, deterministic=True):
     return q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape)
 
 

@@ -198,10 +198,14 @@ struct Config {
   bool causal;
   int d;
   int group = 1; ///< query heads per K/V head (GQA; the kernels' G)
+  /// dQ added by f32 atomics in the dK/dV pass (ATOMIC_DQ), then cast by
+  /// flash_bwd_dq_cast.tile, instead of flash_bwd_dq.tile.
+  bool atomic = false;
   std::string name() const {
     return std::string(dtypeName(dtype)) + (causal ? "_causal" : "_full") +
            "_d" + std::to_string(d) +
-           (group > 1 ? "_gqa" + std::to_string(group) : "");
+           (group > 1 ? "_gqa" + std::to_string(group) : "") +
+           (atomic ? "_atomic" : "");
   }
   double tolerance() const { return dtype == DType::F32 ? 1e-4 : 2e-2; }
 };
@@ -232,6 +236,8 @@ bool loadKernels(JIT &jit, const Device &dev, const Config &c, Kernels &ks,
   Defines withCausal = common;
   withCausal["CAUSAL"] = c.causal ? "true" : "false";
   withCausal["G"] = std::to_string(c.group);
+  if (c.atomic)
+    withCausal["ATOMIC_DQ"] = "true";
   struct {
     const char *file;
     const Defines *defines;
@@ -240,7 +246,8 @@ bool loadKernels(JIT &jit, const Device &dev, const Config &c, Kernels &ks,
     int *blockOut;
   } specs[] = {{"flash_bwd_preprocess.tile", &common, &ks.pre, "BM", &ks.preBM},
                {"flash_bwd_dkdv.tile", &withCausal, &ks.dkdv, "BN", &ks.dkdvBN},
-               {"flash_bwd_dq.tile", &withCausal, &ks.dq, "BM", &ks.dqBM}};
+               {c.atomic ? "flash_bwd_dq_cast.tile" : "flash_bwd_dq.tile",
+                c.atomic ? &common : &withCausal, &ks.dq, "BM", &ks.dqBM}};
   for (auto &s : specs) {
     // The configuration tile::AttentionBackward uses: the kernel's config
     // table for this arch where there is one (its entry at S = 1000).
@@ -289,6 +296,7 @@ struct Case {
 
 struct Buffers {
   DeviceBuffer q, k, v, o, dout, lse, delta, dq, dk, dv;
+  DeviceBuffer dqAcc; ///< atomic: [BH, S, D] f32, zero between runs
 };
 
 Status upload(const Device &dev, DeviceBuffer &buf, const void *data,
@@ -303,13 +311,14 @@ Status upload(const Device &dev, DeviceBuffer &buf, const void *data,
 }
 
 /// One run: poison the outputs, launch the three kernels, read the outputs
-/// back whole (guards included): delta, dq, dk, dv.
+/// back whole (guards included): delta, dq, dk, dv (atomic: and dq_acc,
+/// which the cast must leave zero).
 Status runOnce(const Device &dev, const Kernels &ks, const Config &c,
                const Problem &p, Buffers &b,
-               std::array<std::vector<std::uint8_t>, 4> &out) {
-  DeviceBuffer *outs[4] = {&b.delta, &b.dq, &b.dk, &b.dv};
-  for (DeviceBuffer *o : outs)
-    if (Status s = o->fill(0xFF); !s.ok())
+               std::array<std::vector<std::uint8_t>, 5> &out) {
+  DeviceBuffer *outs[5] = {&b.delta, &b.dq, &b.dk, &b.dv, &b.dqAcc};
+  for (int i = 0; i < 4; ++i)
+    if (Status s = outs[i]->fill(0xFF); !s.ok())
       return s;
   const char *t = dtypeName(c.dtype);
   unsigned bh = unsigned(p.bh);
@@ -325,8 +334,13 @@ Status runOnce(const Device &dev, const Kernels &ks, const Config &c,
          KernelArg::pointer(b.v, t), KernelArg::pointer(b.dout, t),
          KernelArg::pointer(b.lse, "f32"), KernelArg::pointer(b.delta, "f32"),
          KernelArg::pointer(b.dk, t), KernelArg::pointer(b.dv, t),
-         KernelArg::int32(p.s), KernelArg::float32(p.smScale)});
-  if (s.ok())
+         KernelArg::int32(p.s), KernelArg::float32(p.smScale),
+         KernelArg::pointer(b.dqAcc, "f32")});
+  if (s.ok() && c.atomic)
+    s = ks.dq.launch({blocks(ks.dqBM), bh, 1},
+                     {KernelArg::pointer(b.dqAcc, "f32"),
+                      KernelArg::pointer(b.dq, t), KernelArg::int32(p.s)});
+  else if (s.ok())
     s = ks.dq.launch({blocks(ks.dqBM), bh, 1},
                      {KernelArg::pointer(b.q, t), KernelArg::pointer(b.k, t),
                       KernelArg::pointer(b.v, t), KernelArg::pointer(b.dout, t),
@@ -338,7 +352,7 @@ Status runOnce(const Device &dev, const Kernels &ks, const Config &c,
     return s;
   if (Status e = dev.synchronize(); !e.ok())
     return e.withContext("after the backward launches");
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < 5; ++i) {
     out[i].resize(outs[i]->size());
     if (Status e = outs[i]->copyToHost(out[i].data(), out[i].size()); !e.ok())
       return e;
@@ -427,17 +441,25 @@ void runCase(const Device &dev, const Kernels &ks, const Config &c,
   up(b.dq, std::vector<float>(n), c.dtype, guard);
   for (DeviceBuffer *g : {&b.dk, &b.dv})
     up(*g, std::vector<float>(nkv), c.dtype, guard);
+  if (c.atomic)
+    up(b.dqAcc, std::vector<float>(n), DType::F32, 0);
   if (!s.ok())
     return report(false, "", s.message());
 
-  std::array<std::vector<std::uint8_t>, 4> first, again;
+  std::array<std::vector<std::uint8_t>, 5> first, again;
   int differing = 0;
   for (int r = 0; r < cs.runs; ++r) {
     if (Status e = runOnce(dev, ks, c, p, b, r ? again : first); !e.ok()) {
       totals.fatal = true; // a fault leaves the context unusable
       return report(false, "", "run " + std::to_string(r) + ": " + e.message());
     }
-    differing += r > 0 && again != first;
+    // Atomic dQ: its additions come in any order, dQ may differ in the
+    // last bits (dK, dV and delta may not).
+    differing += r > 0 && (c.atomic ? !std::equal(again.begin() + 2,
+                                                  again.begin() + 4,
+                                                  first.begin() + 2) ||
+                                          again[0] != first[0]
+                                    : again != first);
   }
 
   bool pass = true;
@@ -449,6 +471,9 @@ void runCase(const Device &dev, const Kernels &ks, const Config &c,
   if (differing)
     fail(std::to_string(differing) + " of " + std::to_string(cs.runs - 1) +
          " reruns differ bitwise from the first run");
+  if (c.atomic && !std::all_of(first[4].begin(), first[4].end(),
+                               [](std::uint8_t x) { return x == 0; }))
+    fail("dq_acc not zero after the cast");
   const char *names[4] = {"delta", "dQ", "dK", "dV"};
   const std::vector<double> *refs[4] = {&deltaRef, &ref.dq, &ref.dk, &ref.dv};
   std::string line;
@@ -518,6 +543,7 @@ int main(int argc, char **argv) {
   cases.push_back({2, 100, 1.0f, 5, "masked rows"});
   if (!opt.quick)
     cases.push_back({4, 1000, 1.0f, 0, "100 runs", 100});
+  std::vector<Case> atomicCases(cases.begin(), cases.end() - !opt.quick);
 
   // One configuration: its kernels, then each case until a launch fault.
   auto runConfig = [&](const Config &c, const std::vector<Case> &these) {
@@ -547,6 +573,20 @@ int main(int argc, char **argv) {
           these.push_back({2, 257, 300.0f, 0, "logits ~1e3"});
         runConfig({t, causal, d}, these);
       }
+  // dQ by atomics: every dtype and mask at D = 64 and 128, 96 in bf16
+  // (tile::AttentionBackward runs no atomics at 256); three runs each: dK,
+  // dV bitwise equal, dq_acc zero after each.
+  for (Case &cs : atomicCases)
+    cs.runs = 3;
+  for (DType t : {DType::BF16, DType::F16, DType::F32})
+    for (bool causal : {false, true})
+      for (int d : {64, 96, 128})
+        if (d == 64 || d == 128 || t == DType::BF16) {
+          std::vector<Case> these = atomicCases;
+          if (t == DType::F32)
+            these.push_back({2, 257, 300.0f, 0, "logits ~1e3"});
+          runConfig({t, causal, d, 1, true}, these);
+        }
 
   // GQA (K/V heads shared by `group` query heads; BH a multiple of it):
   // the seqlens of the parity rule in docs/testing.md, 4097 included.
@@ -560,8 +600,12 @@ int main(int argc, char **argv) {
   for (const Config &c : {Config{DType::BF16, false, 128, 8},
                           Config{DType::BF16, true, 128, 8},
                           Config{DType::F16, true, 64, 4},
-                          Config{DType::F32, false, 64, 2}})
-    runConfig(c, gqaCases);
+                          Config{DType::F32, false, 64, 2},
+                          Config{DType::BF16, true, 128, 8, true},
+                          Config{DType::F16, false, 64, 4, true}})
+    runConfig(c, c.atomic ? std::vector<Case>(gqaCases.begin(),
+                                              gqaCases.end() - !opt.quick)
+                          : gqaCases);
 
   std::printf("tile-gpu-bwd: %d cases, %d failed%s (seed %llu)\n", totals.cases,
               totals.failed,

@@ -15,6 +15,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <dlfcn.h>
@@ -36,7 +37,7 @@ std::string kernelDir() {
 
 /// The backward kernels' manifests (their parameter lists as the .tile
 /// files declare them) with distinct blocks: preprocess BM 128, dK/dV BN 32,
-/// dQ BM 64. Fails for the kernel names in `failing`.
+/// dQ BM 64, dQ's cast BM 16. Fails for the kernel names in `failing`.
 struct FakeBackwardCompiler {
   std::set<std::string> failing;
   std::vector<std::pair<std::string, CompileOptions>> calls;
@@ -60,6 +61,9 @@ struct FakeBackwardCompiler {
         m.params = {{"o", pt}, {"dout", pt}, {"delta", "ptr<f32>"},
                     {"seqlen", "i32"}};
         m.constants["BM"] = "128";
+      } else if (name == "flash_bwd_dq_cast") {
+        m.params = {{"dq_acc", "ptr<f32>"}, {"dq", pt}, {"seqlen", "i32"}};
+        m.constants["BM"] = "16";
       } else {
         m.params = {{"q", pt},    {"k", pt},
                     {"v", pt},    {"dout", pt},
@@ -70,6 +74,8 @@ struct FakeBackwardCompiler {
           m.params.push_back({"dq", pt});
         m.params.insert(m.params.end(), {{"seqlen", "i32"},
                                          {"sm_scale", "f32"}});
+        if (name == "flash_bwd_dkdv")
+          m.params.push_back({"dq_acc", "ptr<f32>"});
         m.constants[name == "flash_bwd_dkdv" ? "BN" : "BM"] =
             name == "flash_bwd_dkdv" ? "32" : "64";
       }
@@ -182,6 +188,10 @@ TEST(AttentionBackwardTest, PlansThreeKernelsAndRunsWithoutAllocating) {
   EXPECT_EQ(fake()->launches, before.launches + 3);
   EXPECT_EQ(fake()->allocs, before.allocs);
   EXPECT_EQ(fake()->ctxSyncs, before.ctxSyncs);
+  // dK/dV's dq_acc (read only with ATOMIC_DQ) is null here.
+  const FakeLaunch &dkdv = fake()->launchLog[(before.launches + 1) % 8];
+  ASSERT_EQ(dkdv.paramCount, 11);
+  EXPECT_EQ(dkdv.params[10], 0u);
   // The last launch is dQ: grid (ceil(S / 64), B*H), 9 arguments.
   EXPECT_EQ(fake()->grid[0], (1000u + 63) / 64);
   EXPECT_EQ(fake()->grid[1], 6u);
@@ -228,6 +238,73 @@ TEST(AttentionBackwardTest, GqaSumsEachGroupInTheDkDvKernel) {
   auto bad = AttentionBackward::plan(dev, q, f.options());
   ASSERT_FALSE(bad.ok());
   EXPECT_TRUE(contains(bad.error(), "heads_kv 2 must divide heads 3")) << bad.error();
+}
+
+TEST(AttentionBackwardTest, AtomicDqAddsInTheDkDvPassAndCasts) {
+  Fixture f;
+  Device dev = openDevice();
+  AttentionBackwardParams p = f.params(dev, 64, 300); // B = 2, H = 3
+  p.headsKv = 1;                                       // MQA: G = 3
+  p.deterministic = false;
+  int allocs = fake()->allocs;
+  auto b = AttentionBackward::plan(dev, p, f.options());
+  ASSERT_TRUE(b.ok()) << b.error();
+  // delta, then dQ's f32 accumulator [B*H, S, D], zeroed at plan time.
+  EXPECT_EQ(fake()->allocs, allocs + 2);
+  EXPECT_EQ(fake()->lastAllocBytes, 6u * 300 * 64 * 4);
+  DevicePtr acc = fake()->lastAllocPtr;
+  const float *accHost = reinterpret_cast<const float *>(acc);
+  EXPECT_TRUE(std::all_of(accHost, accHost + 6 * 300 * 64,
+                          [](float x) { return x == 0.0f; }));
+  ASSERT_EQ(f.compiler.calls.size(), 3u);
+  EXPECT_EQ(f.compiler.calls[1].first, "flash_bwd_dkdv");
+  EXPECT_EQ(f.compiler.calls[1].second.defines.at("ATOMIC_DQ"), "true");
+  EXPECT_EQ(f.compiler.calls[2].first, "flash_bwd_dq_cast");
+  EXPECT_EQ(f.compiler.calls[2].second.defines.count("CAUSAL"), 0u);
+  EXPECT_EQ(f.compiler.calls[2].second.defines.at("D"), "64");
+  ASSERT_EQ(f.lines.size(), 1u);
+  EXPECT_TRUE(contains(f.lines[0], "flash_bwd_dkdv+atomic dQ, "
+                                   "flash_bwd_dq_cast (BM=16 BN=32"))
+      << f.lines[0];
+
+  int before = fake()->launches;
+  ASSERT_TRUE(b->run().ok());
+  ASSERT_EQ(fake()->launches, before + 3);
+  const FakeLaunch &dkdv = fake()->launchLog[(before + 1) % 8];
+  ASSERT_EQ(dkdv.paramCount, 11);
+  EXPECT_EQ(dkdv.params[10], acc);
+  // The cast: (dq_acc, dq, seqlen) per query block of each query head.
+  const FakeLaunch &cast = fake()->launchLog[(before + 2) % 8];
+  EXPECT_EQ(cast.grid[0], (300u + 15) / 16);
+  EXPECT_EQ(cast.grid[1], 6u);
+  ASSERT_EQ(cast.paramCount, 3);
+  EXPECT_EQ(cast.params[0], acc);
+  EXPECT_EQ(cast.params[1], p.dq);
+  EXPECT_EQ(cast.params[2], 300u);
+
+  // The plan's determinism is part of its shape.
+  AttentionBackwardParams q = p;
+  q.deterministic = true;
+  EXPECT_TRUE(contains(b->run(q).message(), "not deterministic"))
+      << b->run(q).message();
+}
+
+TEST(AttentionBackwardTest, HeadDim256RunsTheDeterministicKernels) {
+  Fixture f;
+  Device dev = openDevice();
+  AttentionBackwardParams p = f.params(dev, 256, 100);
+  p.deterministic = false;
+  auto b = AttentionBackward::plan(dev, p, f.options());
+  ASSERT_TRUE(b.ok()) << b.error();
+  ASSERT_EQ(f.compiler.calls.size(), 3u);
+  EXPECT_EQ(f.compiler.calls[1].second.defines.count("ATOMIC_DQ"), 0u);
+  EXPECT_EQ(f.compiler.calls[2].first, "flash_bwd_dq");
+  ASSERT_EQ(f.lines.size(), 1u);
+  EXPECT_TRUE(contains(f.lines[0], "deterministic: no atomic dQ at head dim "
+                                   "256"))
+      << f.lines[0];
+  ASSERT_TRUE(b->run().ok());
+  EXPECT_EQ(fake()->paramCount, 9); // flash_bwd_dq, not the cast
 }
 
 TEST(AttentionBackwardTest, Sm80CompilesForSm80) {
