@@ -40,7 +40,7 @@ struct DecodeParams {
   /// bounds every sequence length, and with it the split count.
   int maxBlocks = 0;
   DType dtype = DType::BF16;
-  float scale = 0; ///< softmax scale; 0: 1/sqrt(headDim)
+  float scale = 0; ///< softmax scale, finite and >= 0; 0: 1/sqrt(headDim)
   int splits = 0;  ///< KV splits; 0: the rule of decodeSplits()
   /// q, o [B, QLEN, H, D]; lse [B, QLEN, H] f32 (0: the plan keeps its own);
   /// blockTable i32 [B, maxBlocks] (paged); seqLens i32 [B].

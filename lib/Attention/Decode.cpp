@@ -51,6 +51,15 @@ const char *typeName(DType t) {
   return t == DType::BF16 ? "bf16" : t == DType::F16 ? "f16" : "f32";
 }
 
+/// decode.tile requires sm_scale > 0 at launch; refused here first, with
+/// the forward's wording (0 stands for 1/sqrt(headDim)).
+std::string checkScale(float scale) {
+  if (!(scale >= 0) || std::isinf(scale))
+    return fmt::format("scale {} must be finite and >= 0 (0: 1/sqrt(D))",
+                       scale);
+  return "";
+}
+
 std::string checkParams(const DecodeParams &p) {
   if (p.batch < 1 || p.kvHeads < 1 || p.group < 1 || p.queryLen < 1)
     return fmt::format("batch ({}), kvHeads ({}), group ({}) and queryLen ({}) "
@@ -70,7 +79,7 @@ std::string checkParams(const DecodeParams &p) {
                        p.batch, p.kvHeads);
   if (p.splits < 0 || p.splits > 65535)
     return fmt::format("splits must be in [0, 65535], got {}", p.splits);
-  return "";
+  return checkScale(p.scale);
 }
 } // namespace
 
@@ -157,6 +166,8 @@ Status Decode::run(const DecodeParams &params) {
       (p.pageSize && !p.blockTable))
     return Status::error("decode: a null pointer among q, kCache, vCache, "
                          "seqLens, o (and blockTable when paged)");
+  if (std::string why = checkScale(p.scale); !why.empty())
+    return Status::error("decode: " + why);
   const int splits = impl_->splits;
   const char *t = typeName(p.dtype);
   DevicePtr lse = p.lse ? p.lse : impl_->lse.ptr();
