@@ -46,7 +46,7 @@ VariantProblem VariantCase::problem() const {
   p.sq = sq;
   p.sk = sk;
   p.d = d;
-  p.smScale = float(1.0 / std::sqrt(double(d)));
+  p.smScale = scale();
   if (!sparse) {
     p.causal = causal;
     p.bottomRight = bottomRight;
@@ -320,6 +320,17 @@ std::vector<VariantCase> makeVariantCases(std::mt19937_64 &rng) {
                 false));
   c->causal = true;
   c->qScale = 250.0f;
+  c->largeLogits = true;
+  // Scales far from 1/sqrt(D): flex_fwd requires sm_scale > 0, and
+  // tile-sink-scale then applies it after the mask and the row max (in
+  // exp2's FMA). A tiny scale (a nearly uniform softmax) and a large one
+  // (logits ~1e2, nearly one-hot rows) against the fp64 reference.
+  c = add(shape("tiny_scale_causal_bhsd_bf16_d64", BF, 64, 2, 2, 2, 300, 300,
+                false));
+  c->causal = true;
+  c->smScale = 1e-6f;
+  c = add(shape("scale30_bshd_f32_d64", F32, 64, 1, 2, 2, 257, 257, true));
+  c->smScale = 30.0f;
   c->largeLogits = true;
   return cs;
 }

@@ -12,6 +12,7 @@
 #include "Reference.h"
 #include "VariantsReference.h"
 
+#include <cmath>
 #include <functional>
 #include <random>
 #include <string>
@@ -31,6 +32,10 @@ struct VariantCase {
   int pad = 3;
   float qScale = 1.0f; ///< q's spread (> 1: larger logits)
   bool largeLogits = false; ///< the tolerance allows f32 exponent rounding
+  float smScale = 0; ///< the softmax scale; 0: 1/sqrt(d)
+  float scale() const {
+    return smScale ? smScale : float(1.0 / std::sqrt(double(d)));
+  }
 
   bool sparse = false; ///< flex_fwd_sparse.tile (needs blockSize)
   int blockSize = 0;   ///< BM = BN = this in every schedule (0: the schedule's)

@@ -143,7 +143,7 @@ std::vector<KernelArg> DeviceVariant::arguments() const {
       KernelArg::int32(std::int32_t(kLayout.row)),
       KernelArg::int32(std::int32_t(kLayout.head)),
       KernelArg::int32(std::int32_t(kLayout.batch)),
-      KernelArg::float32(float(1.0 / std::sqrt(double(c.d)))),
+      KernelArg::float32(c.scale()),
       KernelArg::pointer(sinks_, "f32")};
   if (sparse_) {
     a.push_back(KernelArg::pointer(kvNum_, "i32"));
@@ -169,6 +169,13 @@ Status DeviceVariant::launchWithHeadsKv(const Kernel &kernel, int bm,
                                         int headsKv) {
   std::vector<KernelArg> args = arguments();
   args[8] = KernelArg::int32(headsKv); // heads_kv (see arguments())
+  return kernel.launch(grid(bm), args);
+}
+
+Status DeviceVariant::launchWithScale(const Kernel &kernel, int bm,
+                                      float smScale) {
+  std::vector<KernelArg> args = arguments();
+  args[15] = KernelArg::float32(smScale); // sm_scale (see arguments())
   return kernel.launch(grid(bm), args);
 }
 

@@ -52,6 +52,9 @@ public:
   /// arguments the kernel's require(...) must refuse before the GPU runs.
   tile::Status launchWithHeadsKv(const tile::Kernel &kernel, int bm,
                                  int headsKv);
+  /// The same with sm_scale = `smScale`.
+  tile::Status launchWithScale(const tile::Kernel &kernel, int bm,
+                               float smScale);
 
   Layout qLayout, kLayout;
 

@@ -238,6 +238,16 @@ void runCase(const Device &dev, const VariantCase &c,
                            (bad.ok() ? std::string("it launched") : bad.message()));
       (void)dev.synchronize();
     }
+    for (float s : {0.0f, -0.5f}) { // require(sm_scale > 0.0)
+      Status badScale = dv.launchWithScale(*kernel, bm, s);
+      if (badScale.ok() ||
+          badScale.message().find("requires sm_scale > 0") == std::string::npos) {
+        r.failures.push_back("sm_scale = " + fmt(s) + " was not refused: " +
+                             (badScale.ok() ? std::string("it launched")
+                                            : badScale.message()));
+        (void)dev.synchronize();
+      }
+    }
     std::string line = std::string(head) + " rel-L2 " + fmt(r.relL2) +
                        " max-abs/max|O| " + fmt(r.maxAbsRel) + " lse-err " +
                        fmt(r.lseErr);
