@@ -39,20 +39,13 @@ using namespace mlir;
 using namespace mlir::tile;
 
 namespace {
-/// The scalar every element of `v` holds, if `v` is a splat of a scalar or
-/// a float constant tile (materialized before `at` for a constant).
-Value scalarOf(Value v, OpBuilder *b = nullptr) {
-  if (auto s = v.getDefiningOp<SplatOp>())
-    return s.getSrc();
-  if (auto f = v.getDefiningOp<FullOp>()) {
-    auto attr = dyn_cast<FloatAttr>(f.getValue());
-    if (!attr)
-      return {};
-    if (!b)
-      return f.getResult(); // a marker: a scalar exists
-    return arith::ConstantOp::create(*b, f.getLoc(), attr);
-  }
-  return {};
+/// Whether every element of `v` is one scalar: a splat of a scalar, or a
+/// float constant tile.
+bool isScalarTile(Value v) {
+  if (v.getDefiningOp<SplatOp>())
+    return true;
+  auto f = v.getDefiningOp<FullOp>();
+  return f && isa<FloatAttr>(f.getValue());
 }
 
 /// Whether the float constant tile `v` holds ±inf or ±0 (unchanged by a
@@ -127,10 +120,10 @@ std::optional<Chain> chainOf(MulOp root) {
       bool sink = false;
       if (auto m = dyn_cast<MulOp>(user))
         sink = m.getLhs() != m.getRhs() &&
-               (scalarOf(m.getLhs()) || scalarOf(m.getRhs()));
+               (isScalarTile(m.getLhs()) || isScalarTile(m.getRhs()));
       else if (auto f = dyn_cast<FmaOp>(user))
         sink = !in.contains(f.getC()) && f.getA() != f.getB() &&
-               (in.contains(f.getA()) ? scalarOf(f.getB()) : scalarOf(f.getA()));
+               isScalarTile(in.contains(f.getA()) ? f.getB() : f.getA());
       if (!sink)
         return std::nullopt;
       c.sinks.push_back(user);
@@ -145,10 +138,14 @@ std::optional<Chain> chainOf(MulOp root) {
 /// loop both are defined outside of).
 Value product(OpBuilder &b, Location loc, Value a, Value sTile, Operation *at) {
   OpBuilder::InsertionGuard g(b);
-  Value s = scalarOf(sTile);
-  if (isa_and_nonnull<FullOp>(s.getDefiningOp())) { // a constant: next to a
+  Value s;
+  if (auto splat = sTile.getDefiningOp<SplatOp>()) {
+    s = splat.getSrc();
+  } else { // a float constant tile: its scalar, next to `a`
+    auto full = sTile.getDefiningOp<FullOp>();
     b.setInsertionPointAfterValue(a);
-    s = scalarOf(sTile, &b);
+    s = arith::ConstantOp::create(b, full.getLoc(),
+                                  cast<FloatAttr>(full.getValue()));
   }
   DominanceInfo dom(at->getParentOfType<func::FuncOp>());
   Value later = a;
@@ -198,7 +195,8 @@ bool sinkOne(func::FuncOp fn) {
   DenseMap<Attribute, Value> byConstant;
   auto productOf = [&](Location loc, Value sTile, Operation *at) {
     auto full = sTile.getDefiningOp<FullOp>();
-    Value &slot = full ? byConstant[full.getValue()] : byScalar[scalarOf(sTile)];
+    Value &slot = full ? byConstant[full.getValue()]
+                       : byScalar[sTile.getDefiningOp<SplatOp>().getSrc()];
     if (!slot)
       slot = product(b, loc, a, sTile, at);
     return slot;
