@@ -166,7 +166,8 @@ std::optional<Match> matchRing(scf::ForOp loop, LoadOp load,
                                const AxisAnalysis &axes,
                                std::string *why = nullptr);
 /// Whether `load` is outside loops (or once per program in the loop over
-/// programs) and read only as the A operand of dots in `slotDots`.
+/// programs) and read as the A operand of dots in `slotDots`, and otherwise
+/// only as the B operand of dots.
 bool readOnlyAsSlotDotA(LoadOp load, const DenseSet<Operation *> &slotDots);
 /// Such a load, K contiguous, as one copy into a one-stage slot; on
 /// failure `why` says what does not hold.

@@ -92,17 +92,26 @@ std::optional<Match> tma::matchRing(scf::ForOp loop, LoadOp load,
 
 /// Whether `load` is what the schedule's tma_a is about: outside loops (in the kernel's
 /// body, or in the body of the loop over programs of a persistent kernel:
-/// once per program) and read only as the A operand of dots whose B is
-/// read from a slot (`slotDots`).
+/// once per program) and read as the A operand of dots whose B is read
+/// from a slot (`slotDots`), and otherwise only as the B operand of dots
+/// (K of a backward's dK/dV pass: A of S = K·Qᵀ, B of dQ = dS·K). wgmma
+/// reads the slot in place in both roles: A with its K contiguous, B with
+/// N contiguous (the transpose bit; 16-bit types only, checked by matchA).
 bool tma::readOnlyAsSlotDotA(LoadOp load, const DenseSet<Operation *> &slotDots) {
   if (load.use_empty() ||
       !(isa<func::FuncOp>(load->getParentOp()) || programLoopOf(load)))
     return false;
-  return llvm::all_of(load->getUsers(), [&](Operation *user) {
+  Value v = load.getResult();
+  bool asA = false;
+  for (Operation *user : load->getUsers()) {
     auto d = dyn_cast<DotOp>(user);
-    return d && d.getA() == load.getResult() && d.getB() != load.getResult() &&
-           slotDots.contains(d);
-  });
+    if (!d || (d.getA() == v) == (d.getB() == v))
+      return false;
+    if (d.getA() == v && !slotDots.contains(d))
+      return false;
+    asA |= d.getA() == v;
+  }
+  return asA;
 }
 
 /// Such a load (the caller checked readOnlyAsSlotDotA), K contiguous: one
@@ -126,12 +135,24 @@ std::optional<Match> tma::matchA(LoadOp load, const AxisAnalysis &axes,
     return fail("its M = " + std::to_string(rowsM) + " rows on " +
                 std::to_string(warps) +
                 " warps is no wgmma A (a multiple of 64, 16 rows per warp)");
-  auto dot = cast<DotOp>(*load->user_begin());
+  // The box's dot: one that reads it as A (readOnlyAsSlotDotA: there is one).
+  DotOp dot;
+  bool asB = false;
+  for (Operation *user : load->getUsers()) {
+    auto d = cast<DotOp>(user);
+    if (d.getA() == load.getResult())
+      dot = dot ? dot : d;
+    else
+      asB = true;
+  }
   std::optional<Match> m = matchLoadBox(nullptr, load, dot, axes, why);
   if (!m)
     return std::nullopt;
   if (m->inner != 1)
     return fail("its K dimension is not the contiguous one");
+  if (asB && isFp8(type.getElementType()))
+    return fail("a dot also reads it as fp8 B with N contiguous (fp8 wgmma "
+                "reads K contiguous)");
   return m;
 }
 

@@ -312,6 +312,132 @@ module attributes {tile.arch = "sm_90a"} {
 
 // -----
 
+// The same load read as the A operand of the slot's dot and as the B
+// operand of another dot (K in a backward's dK/dV pass: A of S = K·Qᵀ, B
+// of dQ = dS·K): one slot, which both dots read in place (B with N
+// contiguous).
+// CHECK-LABEL: func.func @tma_a_and_b(
+// CHECK-SAME: %[[Q:[^:]*]]: !tile.ptr<bf16>, %[[K:[^:]*]]: !tile.ptr<bf16>, %{{[^:]*}}: i32, %[[X:[^:]*]]: !tile.tile<64x64xbf16>
+// CHECK: tile.tma_copy %[[Q]], {{.*}} {inner_dim = 1 : i64, row_stride = 64 : i64, shape = array<i64: 64, 64>, slot = 1 : i64, stages = 1 : i64}
+// CHECK: %[[A:.*]] = tile.tma_wait {{.*}} {inner_dim = 1 : i64, slot = 1 : i64} : i32, i32, i32 -> <64x64xbf16>
+// CHECK: scf.for
+// CHECK-NOT: tile.load
+// CHECK: %[[B:.*]] = tile.tma_wait {{.*}}slot = 0 : i64}
+// CHECK: tile.dot %[[A]], %[[B]],
+// CHECK: tile.dot %[[X]], %[[A]],
+module attributes {tile.arch = "sm_90a"} {
+  func.func @tma_a_and_b(%q: !tile.ptr<bf16>, %k: !tile.ptr<bf16>, %n: i32, %x: !tile.tile<64x64xbf16>) -> !tile.tile<64x32xf32> attributes {tile.kernel, tile.schedule = #tile.schedule<tma_a = true>} {
+    %c0 = arith.constant 0 : i32
+    %c32 = arith.constant 32 : i32
+    %zero = tile.full 0.000000e+00 : f32 : <64x32xf32>
+    %other = tile.full 0.000000e+00 : bf16 : <64x32xbf16>
+    %c64 = tile.full 64 : i32 : <1x32xi32>
+    %cols = tile.iota : <64xi32>
+    // A = q[rows, cols] where rows < n.
+    %rows = tile.iota : <64xi32>
+    %qother = tile.full 0.000000e+00 : bf16 : <64x64xbf16>
+    %c64r = tile.full 64 : i32 : <64x1xi32>
+    %rows1 = tile.expand_dims %rows {axis = 1 : i32} : <64xi32> -> <64x1xi32>
+    %qoff = tile.mul %rows1, %c64r : <64x1xi32>
+    %qs = tile.splat %q : <64x1x!tile.ptr<bf16>>
+    %qp1 = tile.addptr %qs, %qoff : !tile.tile<64x1x!tile.ptr<bf16>>, !tile.tile<64x1xi32>
+    %qpb = tile.broadcast %qp1 : <64x1x!tile.ptr<bf16>> -> <64x64x!tile.ptr<bf16>>
+    %qcols1 = tile.expand_dims %cols {axis = 0 : i32} : <64xi32> -> <1x64xi32>
+    %qcolsb = tile.broadcast %qcols1 : <1x64xi32> -> <64x64xi32>
+    %qp = tile.addptr %qpb, %qcolsb : !tile.tile<64x64x!tile.ptr<bf16>>, !tile.tile<64x64xi32>
+    %nr = tile.splat %n : <64xi32>
+    %rok = tile.cmp lt %rows, %nr : <64xi32> -> <64xi1>
+    %rok1 = tile.expand_dims %rok {axis = 1 : i32} : <64xi1> -> <64x1xi1>
+    %qm = tile.broadcast %rok1 : <64x1xi1> -> <64x64xi1>
+    %a = tile.load %qp, %qm, %qother : <64x64x!tile.ptr<bf16>>, !tile.tile<64x64xi1>, !tile.tile<64x64xbf16> -> <64x64xbf16>
+    %cols1 = tile.expand_dims %cols {axis = 1 : i32} : <64xi32> -> <64x1xi32>
+    %colsb = tile.broadcast %cols1 : <64x1xi32> -> <64x32xi32>
+    %ks = tile.splat %k : <1x32x!tile.ptr<bf16>>
+    %ns = tile.splat %n : <32xi32>
+    %zero2 = tile.full 0.000000e+00 : f32 : <64x64xf32>
+    %r:2 = scf.for %i = %c0 to %n step %c32 iter_args(%acc = %zero, %acc2 = %zero2) -> (!tile.tile<64x32xf32>, !tile.tile<64x64xf32>) : i32 {
+      %iota = tile.iota : <32xi32>
+      %is = tile.splat %i : <32xi32>
+      %keys = tile.add %is, %iota : <32xi32>
+      %keys1 = tile.expand_dims %keys {axis = 0 : i32} : <32xi32> -> <1x32xi32>
+      %off = tile.mul %keys1, %c64 : <1x32xi32>
+      %p1 = tile.addptr %ks, %off : !tile.tile<1x32x!tile.ptr<bf16>>, !tile.tile<1x32xi32>
+      %pb = tile.broadcast %p1 : <1x32x!tile.ptr<bf16>> -> <64x32x!tile.ptr<bf16>>
+      %p = tile.addptr %pb, %colsb : !tile.tile<64x32x!tile.ptr<bf16>>, !tile.tile<64x32xi32>
+      %ok = tile.cmp lt %keys, %ns : <32xi32> -> <32xi1>
+      %ok1 = tile.expand_dims %ok {axis = 0 : i32} : <32xi1> -> <1x32xi1>
+      %m = tile.broadcast %ok1 : <1x32xi1> -> <64x32xi1>
+      %b = tile.load %p, %m, %other : <64x32x!tile.ptr<bf16>>, !tile.tile<64x32xi1>, !tile.tile<64x32xbf16> -> <64x32xbf16>
+      %d = tile.dot %a, %b, %acc : <64x64xbf16>, <64x32xbf16>, <64x32xf32>
+      %e = tile.dot %x, %a, %acc2 : <64x64xbf16>, <64x64xbf16>, <64x64xf32>
+      scf.yield %d, %e : !tile.tile<64x32xf32>, !tile.tile<64x64xf32>
+    }
+    return %r#0 : !tile.tile<64x32xf32>
+  }
+}
+
+
+// -----
+
+// Read by something besides dots (here an add): it stays a load, and no
+// warning (tma_a is about loads only dots read).
+// CHECK-LABEL: func.func @tma_a_other_reader(
+// CHECK: %[[A:.*]] = tile.load
+// CHECK: tile.add %[[A]], %[[A]]
+module attributes {tile.arch = "sm_90a"} {
+  func.func @tma_a_other_reader(%q: !tile.ptr<bf16>, %k: !tile.ptr<bf16>, %n: i32) -> !tile.tile<64x32xf32> attributes {tile.kernel, tile.schedule = #tile.schedule<tma_a = true>} {
+    %c0 = arith.constant 0 : i32
+    %c32 = arith.constant 32 : i32
+    %zero = tile.full 0.000000e+00 : f32 : <64x32xf32>
+    %other = tile.full 0.000000e+00 : bf16 : <64x32xbf16>
+    %c64 = tile.full 64 : i32 : <1x32xi32>
+    %cols = tile.iota : <64xi32>
+    // A = q[rows, cols] where rows < n.
+    %rows = tile.iota : <64xi32>
+    %qother = tile.full 0.000000e+00 : bf16 : <64x64xbf16>
+    %c64r = tile.full 64 : i32 : <64x1xi32>
+    %rows1 = tile.expand_dims %rows {axis = 1 : i32} : <64xi32> -> <64x1xi32>
+    %qoff = tile.mul %rows1, %c64r : <64x1xi32>
+    %qs = tile.splat %q : <64x1x!tile.ptr<bf16>>
+    %qp1 = tile.addptr %qs, %qoff : !tile.tile<64x1x!tile.ptr<bf16>>, !tile.tile<64x1xi32>
+    %qpb = tile.broadcast %qp1 : <64x1x!tile.ptr<bf16>> -> <64x64x!tile.ptr<bf16>>
+    %qcols1 = tile.expand_dims %cols {axis = 0 : i32} : <64xi32> -> <1x64xi32>
+    %qcolsb = tile.broadcast %qcols1 : <1x64xi32> -> <64x64xi32>
+    %qp = tile.addptr %qpb, %qcolsb : !tile.tile<64x64x!tile.ptr<bf16>>, !tile.tile<64x64xi32>
+    %nr = tile.splat %n : <64xi32>
+    %rok = tile.cmp lt %rows, %nr : <64xi32> -> <64xi1>
+    %rok1 = tile.expand_dims %rok {axis = 1 : i32} : <64xi1> -> <64x1xi1>
+    %qm = tile.broadcast %rok1 : <64x1xi1> -> <64x64xi1>
+    %a = tile.load %qp, %qm, %qother : <64x64x!tile.ptr<bf16>>, !tile.tile<64x64xi1>, !tile.tile<64x64xbf16> -> <64x64xbf16>
+    %cols1 = tile.expand_dims %cols {axis = 1 : i32} : <64xi32> -> <64x1xi32>
+    %colsb = tile.broadcast %cols1 : <64x1xi32> -> <64x32xi32>
+    %ks = tile.splat %k : <1x32x!tile.ptr<bf16>>
+    %ns = tile.splat %n : <32xi32>
+    %r = scf.for %i = %c0 to %n step %c32 iter_args(%acc = %zero) -> (!tile.tile<64x32xf32>) : i32 {
+      %iota = tile.iota : <32xi32>
+      %is = tile.splat %i : <32xi32>
+      %keys = tile.add %is, %iota : <32xi32>
+      %keys1 = tile.expand_dims %keys {axis = 0 : i32} : <32xi32> -> <1x32xi32>
+      %off = tile.mul %keys1, %c64 : <1x32xi32>
+      %p1 = tile.addptr %ks, %off : !tile.tile<1x32x!tile.ptr<bf16>>, !tile.tile<1x32xi32>
+      %pb = tile.broadcast %p1 : <1x32x!tile.ptr<bf16>> -> <64x32x!tile.ptr<bf16>>
+      %p = tile.addptr %pb, %colsb : !tile.tile<64x32x!tile.ptr<bf16>>, !tile.tile<64x32xi32>
+      %ok = tile.cmp lt %keys, %ns : <32xi32> -> <32xi1>
+      %ok1 = tile.expand_dims %ok {axis = 0 : i32} : <32xi1> -> <1x32xi1>
+      %m = tile.broadcast %ok1 : <1x32xi1> -> <64x32xi1>
+      %b = tile.load %p, %m, %other : <64x32x!tile.ptr<bf16>>, !tile.tile<64x32xi1>, !tile.tile<64x32xbf16> -> <64x32xbf16>
+      %a2 = tile.add %a, %a : <64x64xbf16>
+      %d = tile.dot %a2, %b, %acc : <64x64xbf16>, <64x32xbf16>, <64x32xf32>
+      %d2 = tile.dot %a, %b, %d : <64x64xbf16>, <64x32xbf16>, <64x32xf32>
+      scf.yield %d2 : !tile.tile<64x32xf32>
+    }
+    return %r : !tile.tile<64x32xf32>
+  }
+}
+
+
+// -----
+
 // tma_store (default true): a narrow store outside loops of a 2-D bf16 box
 // along its rows, masked by row < n, becomes `if (0 <= row0 && row0 + 64 <=
 // n) tile.tma_store else the store`.
