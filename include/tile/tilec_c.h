@@ -117,8 +117,11 @@ TILEC_C_API const char *tilec_attention_fwd_plan_line(
     const tilec_attention_fwd *plan);
 TILEC_C_API void tilec_attention_fwd_destroy(tilec_attention_fwd *plan);
 
-/* The backward (tile::AttentionBackward): BHSD, head dim 64 or 128. The
- * plan owns its workspace (delta, [B*H, S] f32). */
+/* The backward (tile::AttentionBackward): BHSD, head dims 64, 96, 128 and
+ * 256, GQA by desc.heads_kv. The plan owns its workspace (delta, [B*H, S]
+ * f32; with TILEC_FLAG_ATOMIC_DQ also dQ's f32 accumulator, [B*H, S, D]:
+ * dQ by atomics in the dK/dV pass, not bitwise reproducible; head dim 256
+ * keeps the deterministic kernels). */
 TILEC_C_API int tilec_attention_bwd_create(const tilec_attention_desc *desc,
                                            tilec_attention_bwd **out);
 /* dq, dk, dv from q, k, v, the forward's o and lse, and dout, on `stream`. */
