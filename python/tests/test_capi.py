@@ -157,6 +157,24 @@ class CapiTest(unittest.TestCase):
             plan.run(q, k, v, o, lse, dout, dq, dk, 0, 0)
         self.assertIn("must all be set", str(e.exception))
 
+    def test_backward_atomic_dq_flag(self):
+        # TILEC_FLAG_ATOMIC_DQ: dQ added by atomics in the dK/dV pass, then
+        # flash_bwd_dq_cast (dq_acc, dq, seqlen) instead of flash_bwd_dq.
+        B, H, S, D = 1, 2, 70, 64
+        plan = capi.BackwardPlan(capi.Desc(B, H, S, D, capi.BF16, flags=capi.FLAG_ATOMIC_DQ))
+        self.assertIn("atomic dQ, flash_bwd_dq_cast", plan.plan_line)
+        t = [alloc(B * H * S * D * 2) for _ in range(8)]
+        lse = alloc(B * H * S * 4)
+        q, k, v, o, dout, dq, dk, dv = t
+        launches, allocs = state.launches, state.allocs
+        plan.run(q, k, v, o, lse, dout, dq, dk, dv, 0)
+        self.assertEqual(state.launches, launches + 3)
+        self.assertEqual(state.allocs, allocs)
+        self.assertEqual(state.grid[1], B * H)  # the last launch: the cast
+        self.assertNotIn(state.params[0], t)    # dq_acc, the plan's workspace
+        self.assertEqual(state.params[1], dq)
+        self.assertEqual(state.params[2] & 0xFFFFFFFF, S)
+
     def test_library_search_order(self):
         saved = os.environ.get("TILEC_LIB")
         try:
