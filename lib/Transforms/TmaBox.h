@@ -168,7 +168,9 @@ std::optional<Match> matchRing(scf::ForOp loop, LoadOp load,
 /// Whether `load` is outside loops (or once per program in the loop over
 /// programs) and read as the A operand of dots in `slotDots`, and otherwise
 /// only as the B operand of dots.
-bool readOnlyAsSlotDotA(LoadOp load, const DenseSet<Operation *> &slotDots);
+/// Otherwise false, with the reason in `why`.
+bool readOnlyAsSlotDotA(LoadOp load, const DenseSet<Operation *> &slotDots,
+                        std::string *why = nullptr);
 /// Such a load, K contiguous, as one copy into a one-stage slot; on
 /// failure `why` says what does not hold.
 std::optional<Match> matchA(LoadOp load, const AxisAnalysis &axes,

@@ -97,21 +97,29 @@ std::optional<Match> tma::matchRing(scf::ForOp loop, LoadOp load,
 /// (K of a backward's dK/dV pass: A of S = K·Qᵀ, B of dQ = dS·K). wgmma
 /// reads the slot in place in both roles: A with its K contiguous, B with
 /// N contiguous (the transpose bit; 16-bit types only, checked by matchA).
-bool tma::readOnlyAsSlotDotA(LoadOp load, const DenseSet<Operation *> &slotDots) {
+bool tma::readOnlyAsSlotDotA(LoadOp load, const DenseSet<Operation *> &slotDots,
+                             std::string *why) {
+  auto fail = [&](const char *reason) {
+    if (why)
+      *why = reason;
+    return false;
+  };
   if (load.use_empty() ||
       !(isa<func::FuncOp>(load->getParentOp()) || programLoopOf(load)))
-    return false;
+    return fail("it is in a loop");
   Value v = load.getResult();
   bool asA = false;
   for (Operation *user : load->getUsers()) {
     auto d = dyn_cast<DotOp>(user);
-    if (!d || (d.getA() == v) == (d.getB() == v))
-      return false;
+    if (!d)
+      return fail("something besides dots reads it");
+    if ((d.getA() == v) == (d.getB() == v))
+      return fail("a dot reads it as both operands");
     if (d.getA() == v && !slotDots.contains(d))
-      return false;
+      return fail("a dot whose B operand is no TMA slot reads it as A");
     asA |= d.getA() == v;
   }
-  return asA;
+  return asA || fail("no dot reads it as its A operand");
 }
 
 /// Such a load (the caller checked readOnlyAsSlotDotA), K contiguous: one

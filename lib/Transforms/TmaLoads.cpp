@@ -149,13 +149,24 @@ struct TmaLoadsPass : public mlir::tile::impl::TileTmaLoadsBase<TmaLoadsPass> {
       for (auto &m : matches)
         for (DotOp d : m.second.dots)
           slotDots.insert(d);
-      // tma_a asked for: an A operand it leaves as a load gets a warning.
+      // tma_a asked for: an A operand it leaves as a load gets a warning;
+      // with remarks, any other load outside loops that a dot reads says
+      // why it stays a load.
       SmallVector<Match> aMatches;
       if (!slotDots.empty() && getSchedule(fn).getTmaA())
         fn.walk([&](LoadOp ld) {
-          if (!readOnlyAsSlotDotA(ld, slotDots))
-            return;
           std::string why;
+          if (!readOnlyAsSlotDotA(ld, slotDots, &why)) {
+            bool outside = isa<func::FuncOp>(ld->getParentOp()) ||
+                           programLoopOf(ld);
+            if (remarks && outside &&
+                llvm::any_of(ld->getUsers(),
+                             [](Operation *u) { return isa<DotOp>(u); }))
+              ld.emitRemark("schedule tma_a = true, but this dot operand "
+                            "load stays a load: ")
+                  << why;
+            return;
+          }
           if (std::optional<Match> m = matchA(ld, axes, &why))
             aMatches.push_back(*m);
           else
