@@ -188,6 +188,22 @@ LogicalResult rewriteRing(scf::ForOp loop, Match mt, int64_t slot,
 /// A load of matchA as one copy into one-stage slot `slot` and its wait.
 LogicalResult rewriteA(Match mt, int64_t slot);
 
+/// Pieces of the rewrites (TmaCopies.cpp), shared with TmaSlotA.cpp.
+/// Copy `iter` of the box whose first row (first column, for a box moving
+/// along its rows) is `y`, where `pred` holds.
+void createCopy(OpBuilder &b, Match mt, const BoxOrigin &o, Value y,
+                Value iter, Value pred, int64_t slot, int64_t stages);
+/// The load becomes a wait for stage `stage` (barrier parity `parity`),
+/// keeping the rows before `mt.bound` of the box whose first row is `y`
+/// (the columns, of a box moving along its rows whose first column is y).
+void replaceByWait(OpBuilder &b, Match mt, Value stage, Value parity,
+                   Value y, int64_t slot);
+/// A new i32 iter_arg of `loop`, 0 at entry, that each iteration adds
+/// `step(b, loc)` to (built at the end of the body); returns it. The
+/// loop's discardable attributes (tile.persistent) stay.
+Value addCounter(scf::ForOp loop,
+                 function_ref<Value(OpBuilder &, Location)> step);
+
 /// A store outside loops (or once per program) of a box along its rows.
 std::optional<Match> matchStore(StoreOp st, const AxisAnalysis &axes);
 /// `if (0 <= y0 && y0 + rows <= bound) tma_store else store` in slot `slot`.
