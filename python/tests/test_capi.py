@@ -138,18 +138,24 @@ class CapiTest(unittest.TestCase):
         self.assertEqual(plan.kernel_name, "flash_fwd_ref")
         self.assertIn("forced", plan.plan_line)
 
+    def run_backward(self, plan, B, H, S, D, elem_bytes):
+        """Runs `plan` once on fresh fake-driver tensors: three launches, no
+        allocation. -> (the eight [B*H, S, D] tensors, the run's arguments)."""
+        t = [alloc(B * H * S * D * elem_bytes) for _ in range(8)]
+        q, k, v, o, dout, dq, dk, dv = t
+        args = (q, k, v, o, alloc(B * H * S * 4), dout, dq, dk, dv)
+        launches, allocs = state.launches, state.allocs
+        plan.run(*args, 0)
+        self.assertEqual(state.launches, launches + 3)
+        self.assertEqual(state.allocs, allocs)
+        return t, args
+
     def test_backward_plans_and_launches_three_kernels(self):
         B, H, S, D = 2, 3, 130, 64
         plan = capi.BackwardPlan(capi.Desc(B, H, S, D, capi.F32, causal=True))
         self.assertEqual(plan.kernel_name, "flash_bwd")
         self.assertIn("flash_bwd_dq", plan.plan_line)
-        t = [alloc(B * H * S * D * 4) for _ in range(8)]
-        lse = alloc(B * H * S * 4)
-        q, k, v, o, dout, dq, dk, dv = t
-        launches, allocs = state.launches, state.allocs
-        plan.run(q, k, v, o, lse, dout, dq, dk, dv, 0)
-        self.assertEqual(state.launches, launches + 3)
-        self.assertEqual(state.allocs, allocs)
+        t, (q, k, v, o, lse, dout, dq, dk, dv) = self.run_backward(plan, B, H, S, D, 4)
         self.assertEqual(state.grid[1], B * H)  # the last launch: dQ
         self.assertEqual(state.params[6], dq)
         self.assertEqual(state.params[7] & 0xFFFFFFFF, S)  # an i32 (8 bytes read from a cubin)
@@ -163,13 +169,7 @@ class CapiTest(unittest.TestCase):
         B, H, S, D = 1, 2, 70, 64
         plan = capi.BackwardPlan(capi.Desc(B, H, S, D, capi.BF16, flags=capi.FLAG_ATOMIC_DQ))
         self.assertIn("atomic dQ, flash_bwd_dq_cast", plan.plan_line)
-        t = [alloc(B * H * S * D * 2) for _ in range(8)]
-        lse = alloc(B * H * S * 4)
-        q, k, v, o, dout, dq, dk, dv = t
-        launches, allocs = state.launches, state.allocs
-        plan.run(q, k, v, o, lse, dout, dq, dk, dv, 0)
-        self.assertEqual(state.launches, launches + 3)
-        self.assertEqual(state.allocs, allocs)
+        t, (q, k, v, o, lse, dout, dq, dk, dv) = self.run_backward(plan, B, H, S, D, 2)
         self.assertEqual(state.grid[1], B * H)  # the last launch: the cast
         self.assertNotIn(state.params[0], t)    # dq_acc, the plan's workspace
         self.assertEqual(state.params[1], dq)

@@ -10,8 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tile/AttentionBackward.h"
-#include "FakeCuda.h"
-#include "TestUtil.h"
+#include "AttentionFixture.h"
 
 #include <gtest/gtest.h>
 
@@ -25,15 +24,10 @@ using namespace tile;
 using tiletest::contains;
 using tiletest::fake;
 using tiletest::fakePath;
+using tiletest::kernelDir;
 using tiletest::ScopedEnv;
 
 namespace {
-
-std::string kernelDir() {
-  if (const char *src = std::getenv("TILEC_SOURCE_DIR"); src && *src)
-    return std::string(src) + "/examples/attention";
-  return TILEC_ATTENTION_DIR;
-}
 
 /// The backward kernels' manifests (their parameter lists as the .tile
 /// files declare them) with distinct blocks: preprocess BM 128, dK/dV BN 32,

@@ -1,6 +1,7 @@
 //===- AttentionFixture.h - fake compiler and driver for tile::Attention -===//
 //
-// Shared by AttentionTest.cpp and AttentionVariantTest.cpp: a stand-in for
+// Shared by AttentionTest.cpp, AttentionVariantTest.cpp and
+// DecodePlanTest.cpp: a stand-in for
 // tile::compile that writes a manifest per kernel name, and a fixture with
 // the fake driver, a JIT on that compiler, and (fake-driver) buffers for a
 // plan's tensors.
@@ -59,6 +60,18 @@ struct FakeAttentionCompiler {
       else if (name == "nonfinite_reduce")
         m.params = {{"partial", "ptr<i32>"}, {"programs", "i32"},
                     {"out", "ptr<i32>"}};
+      else if (name == "decode")
+        m.params = {{"q", pt},          {"k_cache", pt},
+                    {"v_cache", pt},    {"block_table", "ptr<i32>"},
+                    {"seq_lens", "ptr<i32>"}, {"o", pt},
+                    {"lse", "ptr<f32>"}, {"o_part", "ptr<f32>"},
+                    {"lse_part", "ptr<f32>"}, {"num_kv_heads", "i32"},
+                    {"max_blocks", "i32"}, {"num_splits", "i32"},
+                    {"sm_scale", "f32"}};
+      else if (name == "decode_combine")
+        m.params = {{"o_part", "ptr<f32>"}, {"lse_part", "ptr<f32>"},
+                    {"o", pt},             {"lse", "ptr<f32>"},
+                    {"rows", "i32"},       {"num_splits", "i32"}};
       else if (name == "flex_fwd" || name == "attention_variant")
         m.params = {{"q", pt},          {"k", pt},
                     {"v", pt},          {"o", pt},
