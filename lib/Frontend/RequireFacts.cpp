@@ -17,19 +17,23 @@
 using namespace mlir;
 
 namespace {
-/// For each conjunct of `c` (through `&&`) of the form `x % C == 0` with x
+/// The kernel argument `v` is, through sign extensions (and zero extensions
+/// with `zext`: divisibility survives both), or null.
+BlockArgument argumentOf(func::FuncOp fn, Value v, bool zext = false) {
+  while (isa_and_nonnull<arith::ExtSIOp>(v.getDefiningOp()) ||
+         (zext && isa_and_nonnull<arith::ExtUIOp>(v.getDefiningOp())))
+    v = v.getDefiningOp()->getOperand(0);
+  auto arg = dyn_cast<BlockArgument>(v);
+  return arg && arg.getOwner() == &fn.getBody().front() ? arg : BlockArgument();
+}
+
+/// A conjunct `c` of the form `x % C == 0` with x
 /// an integer argument (possibly widened) and C > 0: x's divisibility, as
 /// the argument attribute kDivisibilityAttr (the largest power of two
 /// dividing C; the largest of several). The launcher checks the condition,
 /// so the compiler may assume it (AxisInfo: vector loads along x).
 void recordDivisibility(func::FuncOp fn, Value c) {
-  Operation *op = c.getDefiningOp();
-  if (auto a = dyn_cast_or_null<arith::AndIOp>(op)) {
-    recordDivisibility(fn, a.getLhs());
-    recordDivisibility(fn, a.getRhs());
-    return;
-  }
-  auto cmp = dyn_cast_or_null<arith::CmpIOp>(op);
+  auto cmp = c.getDefiningOp<arith::CmpIOp>();
   if (!cmp || cmp.getPredicate() != arith::CmpIPredicate::eq)
     return;
   auto constant = [](Value v) -> std::optional<int64_t> {
@@ -49,11 +53,8 @@ void recordDivisibility(func::FuncOp fn, Value c) {
   std::optional<int64_t> divisor = constant(r->getOperand(1));
   if (!divisor || *divisor <= 0)
     return;
-  Value x = r->getOperand(0);
-  while (isa_and_nonnull<arith::ExtSIOp, arith::ExtUIOp>(x.getDefiningOp()))
-    x = x.getDefiningOp()->getOperand(0);
-  auto arg = dyn_cast<BlockArgument>(x);
-  if (!arg || arg.getOwner() != &fn.getBody().front())
+  BlockArgument arg = argumentOf(fn, r->getOperand(0), /*zext=*/true);
+  if (!arg)
     return;
   int64_t pow2 = int64_t(1) << llvm::countr_zero(uint64_t(*divisor));
   unsigned i = arg.getArgNumber();
@@ -63,17 +64,11 @@ void recordDivisibility(func::FuncOp fn, Value c) {
                 IntegerAttr::get(IntegerType::get(fn.getContext(), 64), pow2));
 }
 
-/// For each conjunct of `c` (through `&&`) of the form `x > C` (or `C < x`)
+/// A conjunct `c` of the form `x > C` (or `C < x`)
 /// with C >= 0, or `x >= C` with C > 0, x an f32 argument (ordered
 /// comparisons: NaN fails them): x's kPositiveAttr.
 void recordPositive(func::FuncOp fn, Value c) {
-  Operation *op = c.getDefiningOp();
-  if (auto a = dyn_cast_or_null<arith::AndIOp>(op)) {
-    recordPositive(fn, a.getLhs());
-    recordPositive(fn, a.getRhs());
-    return;
-  }
-  auto cmp = dyn_cast_or_null<arith::CmpFOp>(op);
+  auto cmp = c.getDefiningOp<arith::CmpFOp>();
   if (!cmp)
     return;
   auto constant = [](Value v) -> std::optional<double> {
@@ -93,31 +88,16 @@ void recordPositive(func::FuncOp fn, Value c) {
   }
   if (!bound || !((pred == P::OGT && *bound >= 0) || (pred == P::OGE && *bound > 0)))
     return;
-  auto arg = dyn_cast<BlockArgument>(x);
-  if (arg && arg.getOwner() == &fn.getBody().front())
+  if (BlockArgument arg = argumentOf(fn, x))
     fn.setArgAttr(arg.getArgNumber(), mlir::tile::kPositiveAttr,
                   UnitAttr::get(fn.getContext()));
 }
 
-/// The kernel argument `v` is (through integer widening), or null.
-BlockArgument argumentOf(func::FuncOp fn, Value v) {
-  while (isa_and_nonnull<arith::ExtSIOp>(v.getDefiningOp()))
-    v = v.getDefiningOp()->getOperand(0);
-  auto arg = dyn_cast<BlockArgument>(v);
-  return arg && arg.getOwner() == &fn.getBody().front() ? arg : BlockArgument();
-}
-
-/// For each conjunct of `c` (through `&&`) of the form `y >= x` (or
+/// A conjunct `c` of the form `y >= x` (or
 /// `x <= y`, or the strict forms) with x and y signed integer arguments:
 /// x's kAtMostAttr gains y. The launcher checks the condition.
 void recordAtMost(func::FuncOp fn, Value c) {
-  Operation *op = c.getDefiningOp();
-  if (auto a = dyn_cast_or_null<arith::AndIOp>(op)) {
-    recordAtMost(fn, a.getLhs());
-    recordAtMost(fn, a.getRhs());
-    return;
-  }
-  auto cmp = dyn_cast_or_null<arith::CmpIOp>(op);
+  auto cmp = c.getDefiningOp<arith::CmpIOp>();
   if (!cmp)
     return;
   Value small, large;
@@ -147,10 +127,22 @@ void recordAtMost(func::FuncOp fn, Value c) {
   fn.setArgAttr(x.getArgNumber(), mlir::tile::kAtMostAttr,
                 DenseI64ArrayAttr::get(fn.getContext(), ys));
 }
+
+/// Each conjunct of `c` (through `&&`) in turn.
+void forEachConjunct(Value c, function_ref<void(Value)> fn) {
+  if (auto a = c.getDefiningOp<arith::AndIOp>()) {
+    forEachConjunct(a.getLhs(), fn);
+    forEachConjunct(a.getRhs(), fn);
+    return;
+  }
+  fn(c);
+}
 } // namespace
 
 void ::tile::frontend::recordRequireFacts(func::FuncOp fn, Value c) {
-  recordDivisibility(fn, c);
-  recordAtMost(fn, c);
-  recordPositive(fn, c);
+  forEachConjunct(c, [&](Value conjunct) {
+    recordDivisibility(fn, conjunct);
+    recordAtMost(fn, conjunct);
+    recordPositive(fn, conjunct);
+  });
 }
