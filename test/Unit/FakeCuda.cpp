@@ -285,8 +285,12 @@ int cuMemAlloc_v2(unsigned long long *p, std::size_t bytes) {
   if (bytes > (std::size_t(1) << 40))
     return 2;
   ++state.allocs;
-  *p = reinterpret_cast<unsigned long long>(
-      std::aligned_alloc(256, (bytes + 255) / 256 * 256));
+  // Poisoned, as real device memory holds whatever was there: a test that
+  // expects zeros sees them only where something wrote them.
+  std::size_t rounded = (bytes + 255) / 256 * 256;
+  void *mem = std::aligned_alloc(256, rounded);
+  std::memset(mem, 0xA5, rounded);
+  *p = reinterpret_cast<unsigned long long>(mem);
   state.lastAllocPtr = *p;
   state.lastAllocBytes = bytes;
   allocations[*p] = bytes;
