@@ -276,6 +276,16 @@ TEST(AttentionBackwardTest, AtomicDqAddsInTheDkDvPassAndCasts) {
   EXPECT_EQ(cast.params[1], p.dq);
   EXPECT_EQ(cast.params[2], 300u);
 
+  // A run stopped after dK/dV (the cast's launch fails) leaves partial sums
+  // in dq_acc: the next run zeroes it before it launches anything.
+  fake()->failLaunch = fake()->launches + 3;
+  EXPECT_FALSE(b->run().ok());
+  fake()->failLaunch = 0;
+  std::memset(reinterpret_cast<void *>(acc), 0x3F, 6 * 300 * 64 * 4);
+  ASSERT_TRUE(b->run().ok());
+  EXPECT_TRUE(std::all_of(accHost, accHost + 6 * 300 * 64,
+                          [](float x) { return x == 0.0f; }));
+
   // The plan's determinism is part of its shape.
   AttentionBackwardParams q = p;
   q.deterministic = true;

@@ -244,6 +244,10 @@ int cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, CUfunction, int block,
 int cuLaunchKernel(CUfunction fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                    unsigned by, unsigned bz, unsigned smem, CUstream,
                    void **params, void **) {
+  if (state.failLaunch && state.launches + 1 == state.failLaunch) {
+    ++state.launches;
+    return 1; // CUDA_ERROR_INVALID_VALUE
+  }
   ++state.launches;
   state.grid[0] = gx;
   state.grid[1] = gy;

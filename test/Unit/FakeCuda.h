@@ -77,6 +77,8 @@ struct FakeCudaState {
   int programsPerSM;                   ///< set by the test (see above)
   int occupancyBlockSize, occupancyShared; ///< the last occupancy query
   FakeLaunch launchLog[8];             ///< [i % 8]: launch i (launches before it)
+  int failLaunch; ///< set by the test: launch number failLaunch (counting
+                  ///< from 1, as `launches`) returns an error, launching nothing
 };
 
 extern "C" FakeCudaState *fakecuda_state();
