@@ -23,7 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import attention_fwd as af  # noqa: E402
 from linear_torch import torch_chunked  # noqa: E402
 from linear_tilec import (BWD_KERNELS, KINDS, LINEAR_TILE, LinearTilec,  # noqa: E402
-                          linear_bwd_runner, linear_runner, linear_schedule, segments)
+                          linear_bwd_runner, linear_runner, linear_schedule, segments,
+                          PROGRAMS_PER_SM)
 
 SEQLENS = [1024, 2048, 4096, 8192, 16384, 32768, 65536]
 TOKENS = 65536   # batch = TOKENS / seqlen
@@ -70,6 +71,9 @@ def parse_args(argv=None):
     p.add_argument("--seqlen", nargs="+", type=int, default=SEQLENS)
     p.add_argument("--chunk", type=int, default=64, choices=[32, 64, 128])
     p.add_argument("--kind", default="elu-norm", choices=list(KINDS))
+    p.add_argument("--programs-per-sm", type=int, default=PROGRAMS_PER_SM,
+                   help="segment long sequences until the forward's grid has this many "
+                        f"programs per SM (default {PROGRAMS_PER_SM})")
     p.add_argument("--providers", nargs="+", default=PROVIDERS, choices=PROVIDERS)
     p.add_argument("--arch", default=None, help="--dry-run's arch (default sm_90a)")
     p.add_argument("--min-runs", type=int, default=10)
@@ -124,7 +128,8 @@ def dry_run(a):
         for s in shapes(a.dtype, a.head_dim, a.seqlen):
             T = af.DTYPES[s["dtype"]]
             bv, warps = linear_schedule(s["D"])
-            nseg, seg_len = segments(s["S"], a.chunk, s["D"] // bv * s["B"] * s["H"])
+            nseg, seg_len = segments(s["S"], a.chunk, s["D"] // bv * s["B"] * s["H"],
+                                     a.programs_per_sm)
             line = (f"{s['dtype']} D={s['D']} S={s['S']} B={s['B']} H={s['H']}: "
                     f"linear C={a.chunk} BV={bv} W={warps} grid ({s['D'] // bv}, {s['B'] * s['H']}, "
                     f"{nseg}) segment {seg_len}")
@@ -171,7 +176,8 @@ def run(a):
         for p in a.providers:
             try:
                 if p == "tilec-linear":
-                    runners[p] = (linear_runner(lt, s, a.chunk, a.kind), linear_flops(s, a.chunk))
+                    fn = linear_runner(lt, s, a.chunk, a.kind, a.programs_per_sm)
+                    runners[p] = (fn, linear_flops(s, a.chunk))
                 elif p == "tilec-softmax":
                     fn = af.tilec_runner(sm, s, softmax_cfg(table, s))
                     runners[p] = ((lambda f: lambda q, k, v: f(q, k, v)[0])(fn), softmax_flops(s))
@@ -189,7 +195,7 @@ def run(a):
                 print(f"{s['dtype']:5} {s['D']:4} {s['S']:6} {s['B']:3} {s['H']:3} {p:16} error: {e}")
                 status = 1
         bv, warps = linear_schedule(s["D"])
-        nseg, _ = segments(s["S"], a.chunk, s["D"] // bv * s["B"] * s["H"])
+        nseg, _ = segments(s["S"], a.chunk, s["D"] // bv * s["B"] * s["H"], a.programs_per_sm)
         configs = {"tilec-linear": f"C={a.chunk},BV={bv},W={warps},NSEG={nseg}",
                    "tilec-linear-bwd": f"C={a.chunk},BK={bv},W={warps}",
                    "tilec-softmax": af.cfg_str(softmax_cfg(table, s)),

@@ -22,6 +22,7 @@ LINEAR_ARGS = ["q", "k", "v", "o", "gamma", "state_in", "z_in", "state_out", "z_
 KINDS = {"elu-norm": {"FEATURE": 1, "NORMALIZE": "true"},
          "identity": {"FEATURE": 0, "NORMALIZE": "false"}}
 SMS = 132  # H100 SXM: how many programs fill the GPU
+PROGRAMS_PER_SM = 2  # segments() splits sequences until the grid has this many per SM
 
 
 def linear_schedule(D):
@@ -30,15 +31,15 @@ def linear_schedule(D):
     return (64, 4) if D <= 64 else (32, 8)
 
 
-def segments(S, C, programs):
+def segments(S, C, programs, per_sm=PROGRAMS_PER_SM):
     """(segment count, segment rows) of the segmented forward: one segment
-    while the (D / BV, B·H) programs give each SM two, else enough segments
-    for that, each of at least 4 chunks (every segment is a program that
-    runs its chunks in turn; linear_attn_segsum.tile first sums each
+    while the (D / BV, B·H) programs give each SM per_sm, else enough
+    segments for that, each of at least 4 chunks (every segment is a program
+    that runs its chunks in turn; linear_attn_segsum.tile first sums each
     segment's state)."""
-    if programs >= 2 * SMS:
+    if programs >= per_sm * SMS:
         return 1, S
-    nseg = max(1, min(math.ceil(2 * SMS / programs), S // (4 * C)))
+    nseg = max(1, min(math.ceil(per_sm * SMS / programs), S // (4 * C)))
     seg_len = math.ceil(S / nseg / C) * C
     return math.ceil(S / seg_len), seg_len
 
@@ -113,13 +114,13 @@ def load_kernel(lt, s, C, kind, variant, grid):
                              torch.cuda.current_stream().cuda_stream, keep=(module, func, cufunc))
 
 
-def linear_runner(lt, s, C, kind):
+def linear_runner(lt, s, C, kind, per_sm=PROGRAMS_PER_SM):
     """fn(q, k, v) -> o launching linear_attn on [B, H, S, D] tensors: in one
     pass, or segmented (segments()) after linear_attn_segsum."""
     import torch
     bh, D, S = s["B"] * s["H"], s["D"], s["S"]
     bv, _ = linear_schedule(D)
-    nseg, seg_len = segments(S, C, D // bv * bh)
+    nseg, seg_len = segments(S, C, D // bv * bh, per_sm)
     grid = (D // bv, bh, nseg)
     main = load_kernel(lt, s, C, kind, "seg" if nseg > 1 else None, grid)
     segsum = load_kernel(lt, s, C, kind, "segsum", grid) if nseg > 1 else None

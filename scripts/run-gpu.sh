@@ -101,7 +101,7 @@ if [[ -x $DEST/bin/tile-gpu-tests && -f $DEST/test/GPU/suites.txt ]]; then
 fi
 for t in tile-gpu-persistent tile-gpu-cta-programs tile-gpu-launch-contract \
          tile-gpu-varlen tile-gpu-decode tile-gpu-decode-api tile-gpu-attention-api \
-         tile-gpu-attention-bwd-api tile-gpu-bwd tile-gpu-philox tile-gpu-atomic tile-gpu-fp8 tile-gpu-fp8-attn \
+         tile-gpu-attention-bwd-api tile-gpu-bwd tile-gpu-philox tile-gpu-dropout tile-gpu-atomic tile-gpu-fp8 tile-gpu-fp8-attn \
          tile-gpu-linear-attn tile-gpu-linear-attn-bwd tile-gpu-variants; do
   [[ -x $DEST/bin/$t ]] && run_step "$t" "$DEST/bin/$t"
 done
