@@ -24,7 +24,7 @@ import attention_fwd as af  # noqa: E402
 from linear_torch import torch_chunked  # noqa: E402
 from linear_tilec import (BWD_KERNELS, KINDS, LINEAR_TILE, LinearTilec,  # noqa: E402
                           linear_bwd_runner, linear_runner, linear_schedule, segments,
-                          PROGRAMS_PER_SM)
+                          PROGRAMS_PER_SM, SMS)
 
 SEQLENS = [1024, 2048, 4096, 8192, 16384, 32768, 65536]
 TOKENS = 65536   # batch = TOKENS / seqlen
@@ -71,9 +71,10 @@ def parse_args(argv=None):
     p.add_argument("--seqlen", nargs="+", type=int, default=SEQLENS)
     p.add_argument("--chunk", type=int, default=64, choices=[32, 64, 128])
     p.add_argument("--kind", default="elu-norm", choices=list(KINDS))
-    p.add_argument("--programs-per-sm", type=int, default=PROGRAMS_PER_SM,
-                   help="segment long sequences until the forward's grid has this many "
-                        f"programs per SM (default {PROGRAMS_PER_SM})")
+    p.add_argument("--programs-per-sm", type=int, default=0,
+                   help="programs of the segmented forward that run at once on one SM, "
+                        "the wave segments() plans with (default 0: the driver's occupancy; "
+                        f"--dry-run: {PROGRAMS_PER_SM})")
     p.add_argument("--providers", nargs="+", default=PROVIDERS, choices=PROVIDERS)
     p.add_argument("--arch", default=None, help="--dry-run's arch (default sm_90a)")
     p.add_argument("--min-runs", type=int, default=10)
@@ -100,7 +101,9 @@ def self_test():
     assert all(x["H"] * x["D"] == HIDDEN for x in plan)
     assert linear_schedule(64) == (64, 4) and linear_schedule(128) == (32, 8)
     assert segments(1024, 64, 2048) == (1, 1024)
-    assert segments(65536, 64, 32) == (9, 7296)      # ~2 programs per SM
+    assert segments(65536, 64, 32) == (8, 8192)      # one wave of 256 programs
+    assert segments(16384, 64, 128) == (2, 8192)     # 3 would take two waves
+    assert segments(4096, 64, 512) == (1, 4096)      # the heads fill the GPU
     assert segments(300, 64, 1) == (1, 320)          # at least 4 chunks each
     for S, C, n in [(65536, 64, 32), (4097, 64, 8), (1000, 32, 3), (70000, 128, 64)]:
         nseg, seg_len = segments(S, C, n)
@@ -129,7 +132,7 @@ def dry_run(a):
             T = af.DTYPES[s["dtype"]]
             bv, warps = linear_schedule(s["D"])
             nseg, seg_len = segments(s["S"], a.chunk, s["D"] // bv * s["B"] * s["H"],
-                                     a.programs_per_sm)
+                                     (a.programs_per_sm or PROGRAMS_PER_SM) * SMS)
             line = (f"{s['dtype']} D={s['D']} S={s['S']} B={s['B']} H={s['H']}: "
                     f"linear C={a.chunk} BV={bv} W={warps} grid ({s['D'] // bv}, {s['B'] * s['H']}, "
                     f"{nseg}) segment {seg_len}")
@@ -195,7 +198,7 @@ def run(a):
                 print(f"{s['dtype']:5} {s['D']:4} {s['S']:6} {s['B']:3} {s['H']:3} {p:16} error: {e}")
                 status = 1
         bv, warps = linear_schedule(s["D"])
-        nseg, _ = segments(s["S"], a.chunk, s["D"] // bv * s["B"] * s["H"], a.programs_per_sm)
+        nseg = getattr(runners.get("tilec-linear", (None,))[0], "nseg", "?")
         configs = {"tilec-linear": f"C={a.chunk},BV={bv},W={warps},NSEG={nseg}",
                    "tilec-linear-bwd": f"C={a.chunk},BK={bv},W={warps}",
                    "tilec-softmax": af.cfg_str(softmax_cfg(table, s)),

@@ -8,6 +8,7 @@ import math
 from pathlib import Path
 
 import attention_fwd as af
+from fwd_launch import resident_programs
 
 LINEAR_TILE = af.ROOT / "examples" / "attention" / "linear_attn.tile"
 BWD_TILE = af.ROOT / "examples" / "attention" / "linear_attn_bwd.tile"
@@ -21,8 +22,8 @@ LINEAR_ARGS = ["q", "k", "v", "o", "gamma", "state_in", "z_in", "state_out", "z_
 # map without normaliser (as RetNet / GLA without their decay or gates).
 KINDS = {"elu-norm": {"FEATURE": 1, "NORMALIZE": "true"},
          "identity": {"FEATURE": 0, "NORMALIZE": "false"}}
-SMS = 132  # H100 SXM: how many programs fill the GPU
-PROGRAMS_PER_SM = 2  # segments() splits sequences until the grid has this many per SM
+SMS = 132  # H100 SXM's SMs: --dry-run's plan (a run asks the device)
+PROGRAMS_PER_SM = 2  # --dry-run's occupancy (255 registers x 128 threads); a run asks the driver
 
 
 def linear_schedule(D):
@@ -31,16 +32,28 @@ def linear_schedule(D):
     return (64, 4) if D <= 64 else (32, 8)
 
 
-def segments(S, C, programs, per_sm=PROGRAMS_PER_SM):
-    """(segment count, segment rows) of the segmented forward: one segment
-    while the (D / BV, B·H) programs give each SM per_sm, else enough
-    segments for that, each of at least 4 chunks (every segment is a program
-    that runs its chunks in turn; linear_attn_segsum.tile first sums each
-    segment's state)."""
-    if programs >= per_sm * SMS:
+def segments(S, C, programs, slots=PROGRAMS_PER_SM * SMS):
+    """(segment count, segment rows) of the segmented forward. Every segment
+    is a program that runs its chunks in turn (linear_attn_segsum.tile first
+    sums each segment's state), so the time is about waves × chunks per
+    segment, where a wave is the `slots` programs the GPU runs at once. One
+    segment while the (D / BV, B·H) programs fill a wave; else the count,
+    each segment of at least 4 chunks, whose waves × chunks is within 5 % of
+    the least (fewer segments win the ties: each adds a state to stitch).
+    9 segments of 32 heads are 288 programs, two waves for 264 slots; 8
+    take one wave and 11 % fewer steps."""
+    if programs >= slots:
         return 1, S
-    nseg = max(1, min(math.ceil(per_sm * SMS / programs), S // (4 * C)))
-    seg_len = math.ceil(S / nseg / C) * C
+    chunks = math.ceil(S / C)
+
+    def steps(n):
+        per_seg = math.ceil(chunks / n)
+        return math.ceil(programs * math.ceil(chunks / per_seg) / slots) * per_seg
+
+    cands = range(1, max(1, chunks // 4) + 1)
+    least = min(steps(n) for n in cands)
+    nseg = next(n for n in cands if steps(n) <= 1.05 * least)
+    seg_len = math.ceil(chunks / nseg) * C
     return math.ceil(S / seg_len), seg_len
 
 
@@ -114,13 +127,25 @@ def load_kernel(lt, s, C, kind, variant, grid):
                              torch.cuda.current_stream().cuda_stream, keep=(module, func, cufunc))
 
 
-def linear_runner(lt, s, C, kind, per_sm=PROGRAMS_PER_SM):
+def resident_slots(lt, s, C, kind, per_sm=0):
+    """Programs of the segmented forward the GPU runs at once: per_sm per SM,
+    or (0) as many as the driver's occupancy of the compiled kernel allows."""
+    import torch
+    sms = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
+    if per_sm > 0:
+        return per_sm * sms
+    k = load_kernel(lt, s, C, kind, "seg", (1, 1, 1))
+    return resident_programs(k.func_ptr, math.prod(k.block), k.smem)
+
+
+def linear_runner(lt, s, C, kind, per_sm=0):
     """fn(q, k, v) -> o launching linear_attn on [B, H, S, D] tensors: in one
-    pass, or segmented (segments()) after linear_attn_segsum."""
+    pass, or segmented (segments(), waves of resident_slots()) after
+    linear_attn_segsum."""
     import torch
     bh, D, S = s["B"] * s["H"], s["D"], s["S"]
     bv, _ = linear_schedule(D)
-    nseg, seg_len = segments(S, C, D // bv * bh, per_sm)
+    nseg, seg_len = segments(S, C, D // bv * bh, resident_slots(lt, s, C, kind, per_sm))
     grid = (D // bv, bh, nseg)
     main = load_kernel(lt, s, C, kind, "seg" if nseg > 1 else None, grid)
     segsum = load_kernel(lt, s, C, kind, "segsum", grid) if nseg > 1 else None
@@ -138,6 +163,7 @@ def linear_runner(lt, s, C, kind, per_sm=PROGRAMS_PER_SM):
              state.data_ptr(), z.data_ptr(), state.data_ptr(), z.data_ptr(),
              S, s["H"], D ** -0.5, seg_state.data_ptr(), seg_z.data_ptr(), seg_len)
         return o
+    fn.nseg = nseg
     return fn
 
 
