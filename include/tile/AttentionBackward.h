@@ -87,9 +87,9 @@ public:
   /// Compiles and loads the three kernels for `params` (pointers may still
   /// be 0) and allocates delta ([B*H, S] f32; not deterministic: also the
   /// zeroed dQ accumulator, [B*H, S, D] f32). Needs options.jit. Errors:
-  /// the forward's argument checks, BSHD, a head dim other than 64 or 128,
-  /// B*H over 65535, a GPU older than sm_80, a kernel that fails to compile
-  /// or load.
+  /// the forward's argument checks, BSHD, a head dim other than 64, 96, 128
+  /// or 256, a GPU older than sm_80, a kernel that fails to compile or load.
+  /// Any B*H runs (grids over 65535 along y as several launches).
   static Expected<AttentionBackward> plan(const Device &device,
                                           const AttentionBackwardParams &params,
                                           AttentionOptions options);

@@ -6,7 +6,8 @@
 // sizes from the manifests and
 // allocates delta, the one workspace ([B*H, S] f32, 4 bytes per row). run()
 // is three launches on the caller's stream, grids (ceil(S / block), B*H)
-// (dK/dV: B*H_kv, each program summing its group's G query heads):
+// (dK/dV: B*H_kv, each program summing its group's G query heads; a B*H
+// over 65535 runs as several launches, as Kernel::launch splits any grid):
 // preprocess reads O and dO once; dK/dV reads K, V once and Q, dO, LSE,
 // delta once per key block; dQ reads Q, dO once and K, V once per query
 // block (causal: half of each). Not deterministic: dK/dV adds dQ with f32
@@ -59,9 +60,6 @@ std::string validateBackward(const AttentionBackwardParams &p) {
   if (p.headsKv < 0 || (p.headsKv && p.heads % p.headsKv != 0))
     return fmt::format("heads_kv {} must divide heads {} (GQA groups)",
                        p.headsKv, p.heads);
-  if (std::int64_t(p.batch) * p.heads > 65535)
-    return fmt::format("B*H = {} exceeds the backward grid's y limit (65535)",
-                       std::int64_t(p.batch) * p.heads);
   return "";
 }
 

@@ -13,6 +13,7 @@
 //    tile-gpu-bwd (BackwardTest.cpp says why); here O is the GPU forward's,
 //    rounded to the dtype, which the bound covers (O enters only delta).
 //  - the outputs are poisoned with NaN first: every element written, finite.
+//  - B*H = 70000 (grids over 65535 along y: split launches) as any other.
 //  - a second run() gives bitwise-equal gradients (no atomics); with
 //    deterministic = false (dQ by atomics) dK and dV still do, and the
 //    second run's dQ passes the same bound (the accumulator was re-zeroed).
@@ -268,6 +269,8 @@ int main() {
       {DType::BF16, true, 2, 3, 203, 128, 0, true},
       {DType::F32, false, 1, 2, 77, 64, 0, true},
       {DType::F16, true, 2, 8, 150, 64, 2, true},
+      // B*H = 70000: every grid y over 65535 runs as two launches.
+      {DType::BF16, true, 2, 35000, 17, 64},
   };
   int failures = 0;
   for (const Case &c : cases)

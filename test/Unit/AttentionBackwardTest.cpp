@@ -73,6 +73,8 @@ struct FakeBackwardCompiler {
         m.constants[name == "flash_bwd_dkdv" ? "BN" : "BM"] =
             name == "flash_bwd_dkdv" ? "32" : "64";
       }
+      m.gridArgs = {"offset_y"}; // each reads program_id(1), as tilec writes
+      m.gridArgsKnown = true;
       m.kernelName = name;
       m.blockSize = 128;
       m.arch = o.arch;
@@ -358,10 +360,6 @@ TEST(AttentionBackwardTest, InvalidParamsAreErrors) {
   bad = p;
   bad.scale = -1;
   expectError(bad, "must be finite and >= 0");
-  bad = p;
-  bad.batch = 300;
-  bad.heads = 300;
-  expectError(bad, "exceeds the backward grid's y limit");
   EXPECT_TRUE(f.compiler.calls.empty()); // refused before compiling
 
   AttentionOptions noJit = f.options();
@@ -382,6 +380,38 @@ TEST(AttentionBackwardTest, InvalidParamsAreErrors) {
   EXPECT_FALSE(s.ok());
   EXPECT_TRUE(contains(s.message(), "must all be set")) << s.message();
   EXPECT_EQ(fake()->launches, launches);
+}
+
+TEST(AttentionBackwardTest, BatchHeadsOver65535RunAsSplitLaunches) {
+  // B * H = 70000 (B = 2, H = 35000): every kernel's grid y is over the
+  // hardware's 65535, so each runs as two launches, the second starting at
+  // offset_y = 65535 (the parameter after the kernel's own).
+  Fixture f;
+  Device dev = openDevice();
+  AttentionBackwardParams p = f.params(dev, 64, 1);
+  p.heads = 35000;
+  std::size_t rows = std::size_t(p.batch) * p.heads;
+  DevicePtr *ptrs[] = {&p.q, &p.k, &p.v, &p.o, &p.dout, &p.dq, &p.dk, &p.dv, &p.lse};
+  for (DevicePtr *ptr : ptrs) {
+    auto b = DeviceBuffer::allocate(dev, ptr == &p.lse ? rows * 4 : rows * 64 * 2);
+    ASSERT_TRUE(b.ok()) << b.error();
+    *ptr = b->ptr();
+    f.buffers.push_back(b.take());
+  }
+  auto b = AttentionBackward::plan(dev, p, f.options());
+  ASSERT_TRUE(b.ok()) << b.error();
+  int first = fake()->launches;
+  ASSERT_TRUE(b->run().ok());
+  ASSERT_EQ(fake()->launches, first + 6); // preprocess, dK/dV, dQ: two each
+  const int kernelParams[] = {4, 11, 9};
+  for (int i = 0; i < 6; ++i) {
+    const FakeLaunch &l = fake()->launchLog[(first + i) % 8];
+    bool second = i % 2;
+    EXPECT_EQ(l.grid[0], 1u) << i;
+    EXPECT_EQ(l.grid[1], second ? 70000u - 65535u : 65535u) << i;
+    ASSERT_EQ(l.paramCount, kernelParams[i / 2] + 1) << i;
+    EXPECT_EQ(l.params[kernelParams[i / 2]], second ? 65535u : 0u) << i;
+  }
 }
 
 TEST(AttentionBackwardTest, Sm75IsRefused) {
