@@ -186,13 +186,13 @@ TEST(AttentionBackwardTest, PlansThreeKernelsAndRunsWithoutAllocating) {
   EXPECT_EQ(fake()->ctxSyncs, before.ctxSyncs);
   // dK/dV's dq_acc (read only with ATOMIC_DQ) is null here.
   const FakeLaunch &dkdv = fake()->launchLog[(before.launches + 1) % 8];
-  ASSERT_EQ(dkdv.paramCount, 11);
+  ASSERT_EQ(dkdv.paramCount, 12); // 11 and offset_y (grids over 65535)
   EXPECT_EQ(dkdv.params[10], 0u);
-  // The last launch is dQ: grid (ceil(S / 64), B*H), 9 arguments.
+  // The last launch is dQ: grid (ceil(S / 64), B*H), 9 arguments and offset_y.
   EXPECT_EQ(fake()->grid[0], (1000u + 63) / 64);
   EXPECT_EQ(fake()->grid[1], 6u);
   EXPECT_EQ(fake()->grid[2], 1u);
-  ASSERT_EQ(fake()->paramCount, 9);
+  ASSERT_EQ(fake()->paramCount, 10);
   EXPECT_EQ(fake()->params[0], p.q);
   EXPECT_EQ(fake()->params[4], p.lse);
   EXPECT_EQ(fake()->params[5], delta);
@@ -267,13 +267,13 @@ TEST(AttentionBackwardTest, AtomicDqAddsInTheDkDvPassAndCasts) {
   ASSERT_TRUE(b->run().ok());
   ASSERT_EQ(fake()->launches, before + 3);
   const FakeLaunch &dkdv = fake()->launchLog[(before + 1) % 8];
-  ASSERT_EQ(dkdv.paramCount, 11);
+  ASSERT_EQ(dkdv.paramCount, 12);
   EXPECT_EQ(dkdv.params[10], acc);
   // The cast: (dq_acc, dq, seqlen) per query block of each query head.
   const FakeLaunch &cast = fake()->launchLog[(before + 2) % 8];
   EXPECT_EQ(cast.grid[0], (300u + 15) / 16);
   EXPECT_EQ(cast.grid[1], 6u);
-  ASSERT_EQ(cast.paramCount, 3);
+  ASSERT_EQ(cast.paramCount, 4);
   EXPECT_EQ(cast.params[0], acc);
   EXPECT_EQ(cast.params[1], p.dq);
   EXPECT_EQ(cast.params[2], 300u);
@@ -310,7 +310,7 @@ TEST(AttentionBackwardTest, HeadDim256RunsTheDeterministicKernels) {
                                    "256"))
       << f.lines[0];
   ASSERT_TRUE(b->run().ok());
-  EXPECT_EQ(fake()->paramCount, 9); // flash_bwd_dq, not the cast
+  EXPECT_EQ(fake()->paramCount, 10); // flash_bwd_dq, not the cast
 }
 
 TEST(AttentionBackwardTest, Sm80CompilesForSm80) {
@@ -410,7 +410,7 @@ TEST(AttentionBackwardTest, BatchHeadsOver65535RunAsSplitLaunches) {
     EXPECT_EQ(l.grid[0], 1u) << i;
     EXPECT_EQ(l.grid[1], second ? 70000u - 65535u : 65535u) << i;
     ASSERT_EQ(l.paramCount, kernelParams[i / 2] + 1) << i;
-    EXPECT_EQ(l.params[kernelParams[i / 2]], second ? 65535u : 0u) << i;
+    EXPECT_EQ(std::uint32_t(l.params[kernelParams[i / 2]]), second ? 65535u : 0u) << i;
   }
 }
 
