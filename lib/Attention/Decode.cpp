@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <vector>
 
 namespace tile {
@@ -74,9 +75,13 @@ std::string checkParams(const DecodeParams &p) {
                        p.pageSize);
   if (p.maxBlocks < 1)
     return fmt::format("maxBlocks must be >= 1, got {}", p.maxBlocks);
-  if (p.batch > 65535 || p.kvHeads > 65535)
-    return fmt::format("batch ({}) and kvHeads ({}) must be <= 65535 (grid y, z)",
-                       p.batch, p.kvHeads);
+  // Grid (batch, kvHeads, splits): x takes any batch, and y and z over 65535
+  // run as split launches; the combine numbers its rows in i32.
+  const std::int64_t rows =
+      std::int64_t(p.batch) * p.queryLen * p.kvHeads * p.group;
+  if (rows > INT32_MAX)
+    return fmt::format("batch * queryLen * kvHeads * group = {} query rows "
+                       "exceed 2^31 - 1", rows);
   if (p.splits < 0 || p.splits > 65535)
     return fmt::format("splits must be in [0, 65535], got {}", p.splits);
   return checkScale(p.scale);

@@ -61,4 +61,46 @@ TEST(DecodePlanTest, ScaleMustBeFiniteAndNotNegative) {
   EXPECT_EQ(fake()->launches, before + 1); // one split: no combine
 }
 
+TEST(DecodePlanTest, AnyBatchRunsAndTooManyRowsAreRefused) {
+  // The grid is (batch, kvHeads, splits): batch = 70000 is one launch along
+  // x. Only the query rows (the combine's i32 row numbers) are bounded.
+  AttentionFixture f;
+  ASSERT_TRUE(fake());
+  auto dev = Device::open();
+  ASSERT_TRUE(dev.ok()) << dev.error();
+  DecodeOptions opts{f.options().jit, kernelDir()};
+  DecodeParams p;
+  p.batch = 70000;
+  p.kvHeads = 2;
+  p.headDim = 64;
+  p.maxBlocks = 4;
+  p.splits = 1;
+  auto d = Decode::plan(*dev, p, opts);
+  ASSERT_TRUE(d.ok()) << d.error();
+  for (DevicePtr *ptr :
+       {&p.q, &p.kCache, &p.vCache, &p.seqLens, &p.o, &p.blockTable}) {
+    auto b = DeviceBuffer::allocate(*dev, 1 << 16);
+    ASSERT_TRUE(b.ok()) << b.error();
+    *ptr = b->ptr();
+    f.buffers.push_back(b.take());
+  }
+  int before = fake()->launches;
+  Status s = d->run(p);
+  ASSERT_TRUE(s.ok()) << s.message();
+  ASSERT_EQ(fake()->launches, before + 1);
+  EXPECT_EQ(fake()->grid[0], 70000u);
+  EXPECT_EQ(fake()->grid[1], 2u);
+
+  DecodeParams big = p;
+  big.batch = 1 << 20;
+  big.kvHeads = 64;
+  big.group = 32; // 2^31 query rows
+  std::size_t calls = f.compiler.calls.size();
+  auto refused = Decode::plan(*dev, big, opts);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_TRUE(contains(refused.error(), "2147483648 query rows exceed 2^31 - 1"))
+      << refused.error();
+  EXPECT_EQ(f.compiler.calls.size(), calls); // refused before compiling
+}
+
 } // namespace
