@@ -108,11 +108,12 @@ struct Fixture {
     return o;
   }
 
-  /// B=2, H=3, bf16, with fake-driver buffers for every tensor.
-  AttentionBackwardParams params(const Device &dev, int d, int seqlen) {
+  /// B=2, H=`heads`, bf16, with fake-driver buffers for every tensor.
+  AttentionBackwardParams params(const Device &dev, int d, int seqlen,
+                                 int heads = 3) {
     AttentionBackwardParams p;
     p.batch = 2;
-    p.heads = 3;
+    p.heads = heads;
     p.seqlen = seqlen;
     p.headDim = d;
     std::size_t rows = std::size_t(p.batch) * p.heads * std::max(seqlen, 1);
@@ -388,16 +389,7 @@ TEST(AttentionBackwardTest, BatchHeadsOver65535RunAsSplitLaunches) {
   // offset_y = 65535 (the parameter after the kernel's own).
   Fixture f;
   Device dev = openDevice();
-  AttentionBackwardParams p = f.params(dev, 64, 1);
-  p.heads = 35000;
-  std::size_t rows = std::size_t(p.batch) * p.heads;
-  DevicePtr *ptrs[] = {&p.q, &p.k, &p.v, &p.o, &p.dout, &p.dq, &p.dk, &p.dv, &p.lse};
-  for (DevicePtr *ptr : ptrs) {
-    auto b = DeviceBuffer::allocate(dev, ptr == &p.lse ? rows * 4 : rows * 64 * 2);
-    ASSERT_TRUE(b.ok()) << b.error();
-    *ptr = b->ptr();
-    f.buffers.push_back(b.take());
-  }
+  AttentionBackwardParams p = f.params(dev, 64, 1, 35000);
   auto b = AttentionBackward::plan(dev, p, f.options());
   ASSERT_TRUE(b.ok()) << b.error();
   int first = fake()->launches;

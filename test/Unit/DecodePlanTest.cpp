@@ -19,18 +19,35 @@ using namespace tiletest;
 
 namespace {
 
+/// One split over 4 pages of 16 keys, 2 KV heads of one query head each.
+DecodeParams shape(int batch, int headDim) {
+  DecodeParams p;
+  p.batch = batch;
+  p.kvHeads = 2;
+  p.headDim = headDim;
+  p.maxBlocks = 4;
+  p.splits = 1;
+  return p;
+}
+
+/// Fake-driver buffers (64 KiB each) for every pointer a run reads.
+void allocate(AttentionFixture &f, const Device &dev, DecodeParams &p) {
+  for (DevicePtr *ptr :
+       {&p.q, &p.kCache, &p.vCache, &p.seqLens, &p.o, &p.blockTable}) {
+    auto b = DeviceBuffer::allocate(dev, 1 << 16);
+    ASSERT_TRUE(b.ok()) << b.error();
+    *ptr = b->ptr();
+    f.buffers.push_back(b.take());
+  }
+}
+
 TEST(DecodePlanTest, ScaleMustBeFiniteAndNotNegative) {
   AttentionFixture f;
   ASSERT_TRUE(fake());
   auto dev = Device::open();
   ASSERT_TRUE(dev.ok()) << dev.error();
   DecodeOptions opts{f.options().jit, kernelDir()};
-  DecodeParams p;
-  p.batch = 2;
-  p.kvHeads = 2;
-  p.headDim = 128;
-  p.maxBlocks = 4;
-  p.splits = 1;
+  DecodeParams p = shape(2, 128);
   for (float bad : {-0.125f, std::numeric_limits<float>::infinity(),
                     std::numeric_limits<float>::quiet_NaN()}) {
     DecodeParams q = p;
@@ -42,13 +59,7 @@ TEST(DecodePlanTest, ScaleMustBeFiniteAndNotNegative) {
   // A good plan; runs with a bad scale are refused before any launch.
   auto d = Decode::plan(*dev, p, opts);
   ASSERT_TRUE(d.ok()) << d.error();
-  for (DevicePtr *ptr :
-       {&p.q, &p.kCache, &p.vCache, &p.seqLens, &p.o, &p.blockTable}) {
-    auto b = DeviceBuffer::allocate(*dev, 1 << 16);
-    ASSERT_TRUE(b.ok()) << b.error();
-    *ptr = b->ptr();
-    f.buffers.push_back(b.take());
-  }
+  allocate(f, *dev, p);
   int before = fake()->launches;
   DecodeParams q = p;
   q.scale = -1.0f;
@@ -69,21 +80,10 @@ TEST(DecodePlanTest, AnyBatchRunsAndTooManyRowsAreRefused) {
   auto dev = Device::open();
   ASSERT_TRUE(dev.ok()) << dev.error();
   DecodeOptions opts{f.options().jit, kernelDir()};
-  DecodeParams p;
-  p.batch = 70000;
-  p.kvHeads = 2;
-  p.headDim = 64;
-  p.maxBlocks = 4;
-  p.splits = 1;
+  DecodeParams p = shape(70000, 64);
   auto d = Decode::plan(*dev, p, opts);
   ASSERT_TRUE(d.ok()) << d.error();
-  for (DevicePtr *ptr :
-       {&p.q, &p.kCache, &p.vCache, &p.seqLens, &p.o, &p.blockTable}) {
-    auto b = DeviceBuffer::allocate(*dev, 1 << 16);
-    ASSERT_TRUE(b.ok()) << b.error();
-    *ptr = b->ptr();
-    f.buffers.push_back(b.take());
-  }
+  allocate(f, *dev, p);
   int before = fake()->launches;
   Status s = d->run(p);
   ASSERT_TRUE(s.ok()) << s.message();
