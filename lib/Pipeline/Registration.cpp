@@ -62,6 +62,7 @@ void ::tile::buildTileOptPipeline(OpPassManager &pm) {
   pm.addPass(mlir::tile::createTileSinkScale());
   pm.addPass(mlir::tile::createTileFoldScale());
   pm.addPass(createCanonicalizerPass());
+  pm.addPass(mlir::tile::createTileCtaSharedLoops());
   pm.addPass(mlir::tile::createTileTmaLoads());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(mlir::tile::createTilePipelineLoads());

@@ -180,6 +180,25 @@ def TileTmaLoads : Pass<"tile-tma-loads", "mlir::ModuleOp"> {
                            "mlir::scf::SCFDialect"];
 }
 
+def TileCtaSharedLoops : Pass<"tile-cta-shared-loops", "mlir::ModuleOp"> {
+  let summary = "The programs of a CTA run one loop to the largest of their bounds";
+  let description = [{
+    Pipeline stage 3, before `tile-tma-loads`; only in kernels whose
+    schedule has `cta_programs` > 1. A loop whose upper bound depends on
+    `tile.cta_member` (program_id(0): a causal query block's key range)
+    runs to the largest bound of the CTA's programs, so that all of them
+    wait for the same shared copies; the iterations past a program's own
+    bound are masked (its stores, atomics and the loads whose address
+    depends on the member) and carry every loop-carried value through
+    (`where(iv < ub, new, old)`, a mask `tile-split-masked-loops` drops
+    below the smallest split point). Loops whose lower bound or step
+    depends on the member, with unmaskable memory effects, or with no load
+    the programs could share are left alone.
+  }];
+  let dependentDialects = ["mlir::tile::TileDialect", "mlir::scf::SCFDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
 def TileSplitMaskedLoops : Pass<"tile-split-masked-loops", "mlir::ModuleOp"> {
   let summary = "Split loops into unmasked interior iterations and masked ones";
   let description = [{

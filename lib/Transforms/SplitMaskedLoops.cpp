@@ -46,9 +46,9 @@
 // The range analysis: MaskBounds.cpp.
 //
 //===----------------------------------------------------------------------===//
+#include "lib/Transforms/CtaMembers.h"
 #include "lib/Transforms/MaskBounds.h"
 
-#include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -100,56 +100,6 @@ void dropMask(Operation *op, RewriterBase &rw) {
       cast<StoreOp>(op).getMaskMutable().clear();
     }
   });
-}
-
-/// `x` where it does not depend on tile.cta_member, else the smallest (or
-/// `largest`) of its values over the CTA's `members` programs (its
-/// arithmetic cloned at `pre` for each member index); null when that cannot
-/// be built.
-Value extremeOverMembers(Value x, OpBuilder &pre, int64_t members,
-                         bool largest) {
-  Operation *def = x.getDefiningOp();
-  if (members <= 1 || !def)
-    return x;
-  SetVector<Operation *> slice;
-  BackwardSliceOptions opts;
-  opts.inclusive = true;
-  opts.omitBlockArguments = true;
-  if (failed(getBackwardSlice(def, &slice, opts)))
-    return {};
-  DenseSet<Operation *> dep; // ops that depend on a member (slice is in order)
-  for (Operation *op : slice)
-    if (isa<CtaMemberOp>(op) ||
-        llvm::any_of(op->getOperands(), [&](Value v) {
-          return v.getDefiningOp() && dep.contains(v.getDefiningOp());
-        }))
-      dep.insert(op);
-  if (!dep.contains(def))
-    return x;
-  Value best;
-  for (int64_t m = 0; m < members; ++m) {
-    IRMapping map;
-    for (Operation *op : slice) {
-      if (!dep.contains(op))
-        continue;
-      if (auto member = dyn_cast<CtaMemberOp>(op)) {
-        map.map(member.getResult(),
-                arith::ConstantIntOp::create(pre, x.getLoc(), m, 32).getResult());
-        continue;
-      }
-      if (op->getNumRegions() || !isPure(op))
-        return {};
-      pre.clone(*op, map);
-    }
-    Value v = map.lookup(x);
-    if (!best)
-      best = v;
-    else if (largest)
-      best = arith::MaxSIOp::create(pre, x.getLoc(), best, v);
-    else
-      best = arith::MinSIOp::create(pre, x.getLoc(), best, v);
-  }
-  return best;
 }
 
 void split(scf::ForOp loop, RewriterBase &rw) {
@@ -219,7 +169,7 @@ void split(scf::ForOp loop, RewriterBase &rw) {
     x = ub;
   if (!dropped.empty())
     if (auto fn = loop->getParentOfType<func::FuncOp>())
-      x = extremeOverMembers(x, pre, getSchedule(fn).getCtaPrograms(),
+      x = members::extremeOverMembers(x, pre, getSchedule(fn).getCtaPrograms(),
                              kind == Bound::AtOrAbove);
   if (dropped.empty() || !x) {
     eraseUnusedBounds();
