@@ -312,8 +312,6 @@ def TilePipelineLoads : Pass<"tile-pipeline-loads", "mlir::ModuleOp"> {
     load moves before the loop, each iteration loads for the next one (masked
     off past the upper bound) and uses the value carried from the previous
     one. Global-memory latency then overlaps the current iteration's work.
-    A gather's index loads (page ids) go with it, and are then loaded one
-    more iteration ahead and carried, so the gather does not wait for them.
   }];
   let dependentDialects = ["mlir::tile::TileDialect", "mlir::arith::ArithDialect",
                            "mlir::scf::SCFDialect"];

@@ -6,10 +6,7 @@
 // indices loaded in the loop) reads the next iteration's data; its value
 // for the current iteration arrives through a new iter_arg. The prologue
 // load and each next-iteration load (and index load) are masked with
-// `iv < ub`, so no address outside the loop's range is read. A gather's
-// index loads (cloned at iv + step for its prefetch) are then pipelined
-// too, two iterations ahead of their gather's use, so that the gather does
-// not wait for them. Cost: the
+// `iv < ub`, so no address outside the loop's range is read. Cost: the
 // prefetched tile's registers, live across the whole body. A persistent kernel's loop over
 // its programs (tile.persistent) is not pipelined.
 //
@@ -162,41 +159,13 @@ struct PipelineLoadsPass
       for (LoadOp ld : loads)
         if (feedsLoadAddress(ld))
           indexLoads.push_back(ld);
-      bool gathered = false;
       for (LoadOp ld : loads) {
         if (llvm::is_contained(indexLoads, ld))
           continue;
         // Each success replaces the loop; continue with the new one.
         scf::ForOp current = ld->getParentOfType<scf::ForOp>();
-        gathered |= succeeded(pipeline(current, ld, rewriter)) &&
-                    !indexLoads.empty();
+        (void)pipeline(current, ld, rewriter);
       }
-      if (gathered)
-        indicesAhead(indexLoads.front()->getParentOfType<scf::ForOp>(),
-                     rewriter);
-    }
-  }
-
-  /// The gathers now load for the next iteration, through index loads
-  /// cloned at iv + step just before them: each gather would wait for its
-  /// indices' round trip to memory first. Those index loads (their address
-  /// a function of iv) are pipelined in turn: loaded one iteration earlier
-  /// (two ahead of the gather's use), carried in an iter_arg. Cost: the
-  /// index tile's registers across the body.
-  static void indicesAhead(scf::ForOp loop, RewriterBase &rewriter) {
-    // The current iteration's index loads lost their gathers: they go
-    // first (with the address arithmetic only they used).
-    for (Operation &op : llvm::make_early_inc_range(
-             llvm::reverse(loop.getBody()->getOperations())))
-      if (isOpTriviallyDead(&op))
-        op.erase();
-    SmallVector<LoadOp> clones;
-    for (auto ld : loop.getBody()->getOps<LoadOp>())
-      if (feedsLoadAddress(ld))
-        clones.push_back(ld);
-    for (LoadOp ld : clones) {
-      scf::ForOp current = ld->getParentOfType<scf::ForOp>();
-      (void)pipeline(current, ld, rewriter);
     }
   }
 };
