@@ -168,7 +168,8 @@ def parse_args(argv=None):
     p.add_argument("--page", nargs="+", type=int, default=PAGES, help="0: the contiguous cache")
     p.add_argument("--bn", type=int, default=BN, help=f"keys per decode iteration (default {BN})")
     p.add_argument("--warps", nargs="+", type=int, default=[4], help="decode.tile's num_warps (each a provider)")
-    p.add_argument("--splits", type=int, help="force the split count (default: the heuristic)")
+    p.add_argument("--splits", type=int, nargs="+", default=[0],
+                   help="split counts to time, each a row (0: the heuristic, the default)")
     p.add_argument("--dtype", choices=["bf16", "fp16"], default="bf16")
     p.add_argument("--max-gib", type=float, default=None,
                    help="skip shapes whose K+V exceed this (default: 40 %% of the GPU's memory: the "
@@ -247,14 +248,15 @@ def main(argv=None):
                         key = (hq // hkv, page, w)
                         if key not in kernels:
                             kernels[key] = Decode(a, T, 128, hq // hkv, page, work, w)
-                        fn = kernels[key].runner(s, a.splits)
-                        o = fn(*inputs)
-                        err = ((o.float() - ref.float()).norm() / ref.float().norm()).item()
-                        ms, _ = fwd.time_ms(fn, [inputs], 20, a.min_ms, a.warmup_ms)
-                        name = (f"tilec-page{page}" if page else "tilec-contig") + (f"-w{w}" if w != 4 else "")
-                        rows.append(dict(s, provider=name, page=page, splits=s["splits"], us=ms * 1e3,
-                                         gbps=kv_bytes / ms / 1e6, err=err))
-                        print_row(rows[-1], peak)
+                        for forced in a.splits:
+                            fn = kernels[key].runner(s, forced or None)
+                            o = fn(*inputs)
+                            err = ((o.float() - ref.float()).norm() / ref.float().norm()).item()
+                            ms, _ = fwd.time_ms(fn, [inputs], 20, a.min_ms, a.warmup_ms)
+                            name = (f"tilec-page{page}" if page else "tilec-contig") + (f"-w{w}" if w != 4 else "")
+                            rows.append(dict(s, provider=name, page=page, splits=s["splits"], us=ms * 1e3,
+                                             gbps=kv_bytes / ms / 1e6, err=err))
+                            print_row(rows[-1], peak)
                     del inputs, kc, vc, table
                 del q, k, v, qs, ks, vs, ref
                 torch.cuda.empty_cache()
