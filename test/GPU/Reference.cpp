@@ -95,17 +95,24 @@ void referenceAttention(const Problem &p, const std::vector<float> &q,
                         const std::vector<float> &v, std::vector<double> &o,
                         std::vector<double> &lse, double *maxAbsLogit) {
   const std::size_t D = std::size_t(p.d), S = std::size_t(p.s);
+  const long SK = p.keys();
   o.assign(std::size_t(p.bh) * S * D, 0.0);
   lse.assign(std::size_t(p.bh) * S, 0.0);
   std::vector<double> rowMax(std::size_t(p.bh) * S, 0.0);
   forEachRow(p, [&](int bh, int i) {
     const std::size_t base = std::size_t(bh) * S * D;
+    const std::size_t kbase = std::size_t(bh) * std::size_t(SK) * D;
     const float *qi = &q[base + std::size_t(i) * D];
-    const std::size_t hi = p.causal ? std::size_t(i) + 1 : S;
+    const std::size_t hi = std::size_t(
+        p.causal ? std::clamp(long(i) + 1 + SK - long(S), 0L, SK) : SK);
+    if (hi == 0) { // nothing visible: O stays 0
+      lse[std::size_t(bh) * S + std::size_t(i)] = -INFINITY;
+      return;
+    }
     std::vector<double> s(hi);
     double m = -INFINITY, amax = 0;
     for (std::size_t j = 0; j < hi; ++j) {
-      const float *kj = &k[base + j * D];
+      const float *kj = &k[kbase + j * D];
       double dot = 0;
       for (std::size_t c = 0; c < D; ++c)
         dot += double(qi[c]) * double(kj[c]);
@@ -118,7 +125,7 @@ void referenceAttention(const Problem &p, const std::vector<float> &q,
     for (std::size_t j = 0; j < hi; ++j) {
       double w = std::exp(s[j] - m);
       l += w;
-      const float *vj = &v[base + j * D];
+      const float *vj = &v[kbase + j * D];
       for (std::size_t c = 0; c < D; ++c)
         oi[c] += w * double(vj[c]);
     }

@@ -26,11 +26,16 @@ std::vector<std::uint8_t> encode(DType t, const std::vector<float> &values);
 std::vector<float> decode(DType t, const std::uint8_t *bytes,
                           std::size_t count);
 
-/// One attention problem: tensors [bh, s, d] contiguous, lse [bh, s].
+/// One attention problem: q, o [bh, s, d] and k, v [bh, sk, d] contiguous
+/// (sk = 0: sk = s), lse [bh, s]. Causal is aligned bottom-right, as
+/// FlashAttention's: row i sees keys j <= i + sk - s; a row that sees none
+/// has O = 0 and LSE = -inf.
 struct Problem {
   int bh = 1, s = 1, d = 64;
   bool causal = false;
   float smScale = 0.125f;
+  int sk = 0;
+  int keys() const { return sk ? sk : s; }
 };
 
 /// Row-wise softmax(scale·QKᵀ)V in fp64 and LSE (natural log), over all

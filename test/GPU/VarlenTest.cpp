@@ -6,10 +6,15 @@
 // ($TILEC_FLASH_FWD_VARLEN_TILE, $TILEC_SOURCE_DIR/examples/..., --tile) for
 // the GPU's arch, for every (dtype, causal, head dim) and schedule below, and
 // checks it against an fp64 CPU reference run sequence by sequence
-// (docs/testing.md). The batch is packed: cu_seqlens from lengths that
+// (docs/testing.md). The batch is packed: cu_seqlens_q from lengths that
 // include 0 (twice, one of them first), 1, lengths that are not multiples
 // of any block, one longer than 2k, and a total over 4k; a few random odd
-// lengths are added per seed. Every case:
+// lengths are added per seed. Every batch runs twice: with the keys of
+// each sequence its queries (self-attention, cu_seqlens_k = cu_seqlens_q),
+// and with key lengths of their own (a cached prefix of 0 to 300 keys
+// before the queries, a sequence with fewer keys than queries, one with
+// none): causal is then bottom-right, and a query that sees no key must
+// give O = 0 and LSE = -inf. Every case:
 //   * O and LSE are poisoned with NaN (0xFF bytes) first; every row of every
 //     sequence must be written (finite), and the guard rows after the
 //     packed total (H * total rows) must stay 0xFF;
@@ -78,11 +83,33 @@ std::vector<Sched> schedulesFor(const std::string &arch) {
 struct Packed {
   int heads = 0, d = 0;
   bool causal = false;
-  std::vector<int> lens, cu; ///< cu = prefix sums, cu[0] = 0
-  int total = 0, maxLen = 0;
-  std::vector<float> q, k, v;         ///< [H, total, D], rounded to the dtype
+  std::vector<int> lens, cu; ///< queries; cu = prefix sums, cu[0] = 0
+  std::vector<int> lensK, cuK; ///< keys, the same
+  int total = 0, maxLen = 0, totalK = 0;
+  std::vector<float> q;               ///< [H, total, D], rounded to the dtype
+  std::vector<float> k, v;            ///< [H, totalK, D]
   std::vector<double> oRef, lseRef;   ///< [H, total, D], [H, total]
 };
+
+/// Key lengths of their own for `lens`: a cached prefix of 0 to 300 keys
+/// before most sequences' queries, fewer keys than queries in one (some
+/// causal rows see no key), none in another.
+std::vector<int> makeKeyLengths(std::mt19937_64 &rng, const std::vector<int> &lens) {
+  std::uniform_int_distribution<int> prefix(0, 300);
+  std::vector<int> keys;
+  for (int len : lens)
+    keys.push_back(len + prefix(rng));
+  for (std::size_t b = 0, shorter = 0, none = 0; b < lens.size(); ++b) {
+    if (lens[b] > 64 && !shorter) {
+      keys[b] = lens[b] / 2; // the first half of the queries see nothing
+      shorter = 1;
+    } else if (lens[b] > 1 && !none) {
+      keys[b] = 0;
+      none = 1;
+    }
+  }
+  return keys;
+}
 
 /// Lengths with the shapes the brief asks for, plus `extra` random odd ones.
 std::vector<int> makeLengths(std::mt19937_64 &rng, bool quick) {
@@ -97,23 +124,30 @@ std::vector<int> makeLengths(std::mt19937_64 &rng, bool quick) {
   return lens;
 }
 
+/// `lensK` empty: self-attention (the keys are the queries' tokens).
 Packed makePacked(std::mt19937_64 &rng, DType t, int d, bool causal,
-                  int heads, const std::vector<int> &lens) {
+                  int heads, const std::vector<int> &lens,
+                  const std::vector<int> &lensK = {}) {
   Packed p;
   p.heads = heads;
   p.d = d;
   p.causal = causal;
   p.lens = lens;
+  p.lensK = lensK.empty() ? lens : lensK;
   p.cu = {0};
-  for (int len : lens) {
-    p.cu.push_back(p.cu.back() + len);
-    p.maxLen = std::max(p.maxLen, len);
+  p.cuK = {0};
+  for (std::size_t b = 0; b < lens.size(); ++b) {
+    p.cu.push_back(p.cu.back() + lens[b]);
+    p.cuK.push_back(p.cuK.back() + p.lensK[b]);
+    p.maxLen = std::max(p.maxLen, lens[b]);
   }
   p.total = p.cu.back();
+  p.totalK = p.cuK.back();
   std::size_t n = std::size_t(heads) * p.total * d;
+  std::size_t nk = std::size_t(heads) * p.totalK * d;
   p.q = randomNormal(rng, n);
-  p.k = randomNormal(rng, n);
-  p.v = randomNormal(rng, n);
+  p.k = randomNormal(rng, nk);
+  p.v = randomNormal(rng, nk);
   roundTo(t, p.q);
   roundTo(t, p.k);
   roundTo(t, p.v);
@@ -121,20 +155,23 @@ Packed makePacked(std::mt19937_64 &rng, DType t, int d, bool causal,
   p.lseRef.assign(std::size_t(heads) * p.total, 0.0);
   // Each sequence is an ordinary [H, len, D] problem.
   for (std::size_t b = 0; b < lens.size(); ++b) {
-    int len = lens[b];
+    int len = lens[b], lenK = p.lensK[b];
     if (!len)
       continue;
-    Problem prob{heads, len, d, causal, float(1.0 / std::sqrt(double(d)))};
+    Problem prob{heads, len, d, causal, float(1.0 / std::sqrt(double(d))), lenK};
     std::size_t rowElems = std::size_t(len) * d;
-    std::vector<float> qs(heads * rowElems), ks(qs.size()), vs(qs.size());
+    std::size_t keyElems = std::size_t(lenK) * d;
+    std::vector<float> qs(heads * rowElems), ks(heads * keyElems), vs(ks.size());
     for (int h = 0; h < heads; ++h) {
       std::size_t from = (std::size_t(h) * p.total + p.cu[b]) * d;
+      std::size_t fromK = (std::size_t(h) * p.totalK + p.cuK[b]) * d;
       std::copy_n(p.q.begin() + from, rowElems, qs.begin() + h * rowElems);
-      std::copy_n(p.k.begin() + from, rowElems, ks.begin() + h * rowElems);
-      std::copy_n(p.v.begin() + from, rowElems, vs.begin() + h * rowElems);
+      std::copy_n(p.k.begin() + fromK, keyElems, ks.begin() + h * keyElems);
+      std::copy_n(p.v.begin() + fromK, keyElems, vs.begin() + h * keyElems);
     }
-    std::vector<double> o, lse;
-    referenceAttention(prob, qs, ks, vs, o, lse);
+    std::vector<double> o(heads * rowElems, 0.0), lse(std::size_t(heads) * len, -INFINITY);
+    if (lenK) // no key at all: O = 0, LSE = -inf
+      referenceAttention(prob, qs, ks, vs, o, lse);
     for (int h = 0; h < heads; ++h) {
       std::size_t row0 = std::size_t(h) * p.total + p.cu[b];
       std::copy_n(o.begin() + h * rowElems, rowElems,
@@ -155,7 +192,7 @@ std::string fmt(double x) {
 /// Device buffers of one batch; every buffer has `guardRows` rows after
 /// the packed ones, filled with 0xFF (NaN).
 struct DeviceBatch {
-  DeviceBuffer q, k, v, o, lse, cu;
+  DeviceBuffer q, k, v, o, lse, cu, cuK;
   std::size_t rows = 0; ///< H * total
 };
 
@@ -164,8 +201,10 @@ Status upload(const Device &dev, DType t, const Packed &p, int guardRows,
   std::size_t eb = dtypeBytes(t);
   db.rows = std::size_t(p.heads) * p.total;
   std::size_t elems = (db.rows + guardRows) * p.d;
+  std::size_t elemsK = (std::size_t(p.heads) * p.totalK + guardRows) * p.d;
   for (DeviceBuffer *b : {&db.q, &db.k, &db.v, &db.o}) {
-    Expected<DeviceBuffer> x = DeviceBuffer::allocate(dev, elems * eb);
+    bool key = b == &db.k || b == &db.v;
+    Expected<DeviceBuffer> x = DeviceBuffer::allocate(dev, (key ? elemsK : elems) * eb);
     if (!x)
       return x.status();
     *b = x.take();
@@ -173,10 +212,14 @@ Status upload(const Device &dev, DType t, const Packed &p, int guardRows,
   Expected<DeviceBuffer> lse =
       DeviceBuffer::allocate(dev, (db.rows + guardRows) * 4);
   Expected<DeviceBuffer> cu = DeviceBuffer::allocate(dev, p.cu.size() * 4);
-  if (!lse || !cu)
-    return !lse ? lse.status() : cu.status();
+  Expected<DeviceBuffer> cuK = DeviceBuffer::allocate(dev, p.cuK.size() * 4);
+  if (!lse || !cu || !cuK)
+    return !lse ? lse.status() : !cu ? cu.status() : cuK.status();
   db.lse = lse.take();
   db.cu = cu.take();
+  db.cuK = cuK.take();
+  if (Status s = db.cuK.copyFromHost(p.cuK.data(), p.cuK.size() * 4); !s.ok())
+    return s;
   for (auto [buf, host] : {std::pair{&db.q, &p.q}, std::pair{&db.k, &p.k},
                            std::pair{&db.v, &p.v}}) {
     if (Status s = buf->fill(0xFF); !s.ok()) // NaN guard rows
@@ -201,7 +244,8 @@ Status launchOnce(const Device &dev, const Kernel &kernel, DType t,
       KernelArg::pointer(db.q, tn),      KernelArg::pointer(db.k, tn),
       KernelArg::pointer(db.v, tn),      KernelArg::pointer(db.o, tn),
       KernelArg::pointer(db.lse, "f32"), KernelArg::pointer(db.cu, "i32"),
-      KernelArg::int32(p.total),         KernelArg::int32(p.heads),
+      KernelArg::pointer(db.cuK, "i32"), KernelArg::int32(p.total),
+      KernelArg::int32(p.totalK),        KernelArg::int32(p.heads),
       KernelArg::float32(float(1.0 / std::sqrt(double(p.d))))};
   // At least one query block, so an all-empty batch really launches.
   unsigned gx = unsigned(std::max(1, (p.maxLen + bm - 1) / bm));
@@ -264,28 +308,44 @@ void runBatch(const Device &dev, const Kernel &kernel, int bm, DType t,
     int len = p.lens[b];
     if (!len)
       continue;
-    // This sequence's rows in every head, against the reference.
+    // This sequence's rows in every head, against the reference; a row
+    // that sees no key (reference LSE -inf) must be O = 0 and LSE = -inf
+    // exactly, and is checked apart.
     std::vector<float> got, gotLse;
     std::vector<double> ref, refLse;
+    int blind = 0, blindWrong = 0;
     for (int h = 0; h < p.heads; ++h) {
       std::size_t row0 = std::size_t(h) * p.total + p.cu[b];
-      got.insert(got.end(), out.begin() + row0 * p.d,
-                 out.begin() + (row0 + len) * p.d);
-      ref.insert(ref.end(), p.oRef.begin() + row0 * p.d,
-                 p.oRef.begin() + (row0 + len) * p.d);
-      gotLse.insert(gotLse.end(), lseOut.begin() + row0,
-                    lseOut.begin() + row0 + len);
-      refLse.insert(refLse.end(), p.lseRef.begin() + row0,
-                    p.lseRef.begin() + row0 + len);
+      for (std::size_t r = row0; r < row0 + std::size_t(len); ++r) {
+        auto o = out.begin() + std::ptrdiff_t(r * p.d);
+        if (std::isinf(p.lseRef[r])) {
+          ++blind;
+          bool zero = std::all_of(o, o + p.d, [](float x) { return x == 0.f; });
+          blindWrong += !(zero && std::isinf(lseOut[r]) && lseOut[r] < 0);
+          continue;
+        }
+        got.insert(got.end(), o, o + p.d);
+        ref.insert(ref.end(), p.oRef.begin() + std::ptrdiff_t(r * p.d),
+                   p.oRef.begin() + std::ptrdiff_t((r + 1) * p.d));
+        gotLse.push_back(lseOut[r]);
+        refLse.push_back(p.lseRef[r]);
+      }
     }
+    std::string seq = "sequence " + std::to_string(b) + " (" +
+                      std::to_string(len) + " queries, " +
+                      std::to_string(p.lensK[b]) + " keys)";
+    if (blindWrong)
+      fail(seq + ": " + std::to_string(blindWrong) + " of " +
+           std::to_string(blind) +
+           " rows that see no key are not O = 0, LSE = -inf");
+    if (got.empty())
+      continue;
     ErrorStats e = compare(got, ref), le = compareScaled(gotLse, refLse);
-    std::string seq = "sequence " + std::to_string(b) + " (length " +
-                      std::to_string(len) + ")";
+    std::size_t seen = got.size() / std::size_t(p.d);
     if (e.nonFinite)
       fail(seq + ": " + std::to_string(e.nonFinite) +
-           " O elements not written or NaN, first at row " +
-           std::to_string(e.firstNonFinite / p.d % len) + " of head " +
-           std::to_string(e.firstNonFinite / p.d / len));
+           " O elements not written or NaN, first in checked row " +
+           std::to_string(e.firstNonFinite / p.d) + " of " + std::to_string(seen));
     if (le.nonFinite)
       fail(seq + ": " + std::to_string(le.nonFinite) +
            " LSE values not written or NaN");
@@ -334,9 +394,10 @@ int main(int argc, char **argv) {
               opt.seed, opt.tilePath.c_str());
   std::mt19937_64 rng(opt.seed);
   std::vector<int> lens = makeLengths(rng, opt.quick);
-  std::printf("lengths:");
-  for (int len : lens)
-    std::printf(" %d", len);
+  std::vector<int> lensK = makeKeyLengths(rng, lens);
+  std::printf("lengths (queries/keys):");
+  for (std::size_t b = 0; b < lens.size(); ++b)
+    std::printf(" %d/%d", lens[b], lensK[b]);
   std::printf("\n");
 
   JIT jit;
@@ -353,7 +414,8 @@ int main(int argc, char **argv) {
           any |= (config + "/" + s.name).find(opt.only) != std::string::npos;
         if (!any || (opt.quick && d == 128))
           continue;
-        Packed p = makePacked(rng, t, d, causal, heads, lens);
+        Packed self = makePacked(rng, t, d, causal, heads, lens);
+        Packed own = makePacked(rng, t, d, causal, heads, lens, lensK);
         for (const Sched &s : schedulesFor(dev->archString())) {
           std::string name = config + "/" + s.name;
           if (name.find(opt.only) == std::string::npos)
@@ -392,10 +454,13 @@ int main(int argc, char **argv) {
             report(totals, name + " manifest", false, error);
             continue;
           }
-          char head[128];
-          std::snprintf(head, sizeof(head), "%-28s total %5d", name.c_str(),
-                        p.total);
-          runBatch(*dev, *kernel, bm, t, p, head, totals);
+          for (const Packed *p : {&self, &own}) {
+            char head[160];
+            std::snprintf(head, sizeof(head), "%-28s q %5d k %5d", name.c_str(),
+                          p->total, p->totalK);
+            if (!totals.fatal)
+              runBatch(*dev, *kernel, bm, t, *p, head, totals);
+          }
           if (!totals.fatal)
             runEmptyBatch(*dev, *kernel, bm, t, d, name + " empty batch",
                           totals);
