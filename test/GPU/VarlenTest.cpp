@@ -27,6 +27,13 @@
 // Then a batch of only empty sequences (total 0, a real launch of one
 // query block per program): nothing may be written.
 //
+// Chunked prefill (examples/attention/flash_fwd_paged.tile,
+// $TILEC_FLASH_FWD_PAGED_TILE): the batch with key lengths of their own, its
+// keys in a paged cache (PagedCache.h: pages shuffled, NaN in every row no
+// sequence owns, block-table entries past a sequence's pages outside the
+// pool), checked the same way; MQA over pages of 16 and one KV head per
+// query head over pages of 64.
+//
 // Schedules: the kernel's defaults everywhere; on sm_90a also 8 warps with
 // BM = BN = 128, a producer warpgroup, and persistent programs. A schedule
 // (or f32) the compiler refuses is reported as "SKIP" with its reason; the
@@ -37,6 +44,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Cases.h"
+#include "PagedCache.h"
 #include "Reference.h"
 #include "SourcePath.h"
 #include "TestOptions.h"
@@ -125,9 +133,12 @@ std::vector<int> makeLengths(std::mt19937_64 &rng, bool quick) {
 }
 
 /// `lensK` empty: self-attention (the keys are the queries' tokens).
+/// `group` > 1: the keys and values of the heads of a group are equal (head
+/// (h / group) * group's), so that a GQA kernel reading one KV head per
+/// group has the same reference.
 Packed makePacked(std::mt19937_64 &rng, DType t, int d, bool causal,
                   int heads, const std::vector<int> &lens,
-                  const std::vector<int> &lensK = {}) {
+                  const std::vector<int> &lensK = {}, int group = 1) {
   Packed p;
   p.heads = heads;
   p.d = d;
@@ -151,6 +162,13 @@ Packed makePacked(std::mt19937_64 &rng, DType t, int d, bool causal,
   roundTo(t, p.q);
   roundTo(t, p.k);
   roundTo(t, p.v);
+  const std::size_t headElems = std::size_t(p.totalK) * d;
+  for (int h = 0; h < heads; ++h)
+    if (h % group) {
+      std::size_t from = std::size_t(h - h % group) * headElems;
+      std::copy_n(p.k.begin() + from, headElems, p.k.begin() + h * headElems);
+      std::copy_n(p.v.begin() + from, headElems, p.v.begin() + h * headElems);
+    }
   p.oRef.assign(n, 0.0);
   p.lseRef.assign(std::size_t(heads) * p.total, 0.0);
   // Each sequence is an ordinary [H, len, D] problem.
@@ -194,7 +212,30 @@ std::string fmt(double x) {
 struct DeviceBatch {
   DeviceBuffer q, k, v, o, lse, cu, cuK;
   std::size_t rows = 0; ///< H * total
+  const PagedCache *paged = nullptr; ///< flash_fwd_paged.tile's cache
+  DeviceBuffer kc, vc, table, seqLens;
 };
+
+/// The paged cache of `pc` and the key lengths on the device.
+Status uploadPaged(const Device &dev, DType t, const Packed &p,
+                   const PagedCache &pc, DeviceBatch &db) {
+  db.paged = &pc;
+  auto put = [&](DeviceBuffer &buf, const void *host, std::size_t bytes) {
+    Expected<DeviceBuffer> x = DeviceBuffer::allocate(dev, bytes);
+    if (!x)
+      return x.status();
+    buf = x.take();
+    return buf.copyFromHost(host, bytes);
+  };
+  std::vector<std::uint8_t> k = encode(t, pc.k), v = encode(t, pc.v);
+  if (Status s = put(db.kc, k.data(), k.size()); !s.ok())
+    return s;
+  if (Status s = put(db.vc, v.data(), v.size()); !s.ok())
+    return s;
+  if (Status s = put(db.table, pc.table.data(), pc.table.size() * 4); !s.ok())
+    return s;
+  return put(db.seqLens, p.lensK.data(), p.lensK.size() * 4);
+}
 
 Status upload(const Device &dev, DType t, const Packed &p, int guardRows,
               DeviceBatch &db) {
@@ -240,7 +281,18 @@ Status launchOnce(const Device &dev, const Kernel &kernel, DType t,
   if (Status s = db.lse.fill(0xFF); !s.ok())
     return s;
   const char *tn = dtypeName(t);
-  std::vector<KernelArg> args = {
+  std::vector<KernelArg> args;
+  if (db.paged)
+    args = {KernelArg::pointer(db.q, tn),      KernelArg::pointer(db.kc, tn),
+            KernelArg::pointer(db.vc, tn),     KernelArg::pointer(db.o, tn),
+            KernelArg::pointer(db.lse, "f32"), KernelArg::pointer(db.cu, "i32"),
+            KernelArg::pointer(db.table, "i32"),
+            KernelArg::pointer(db.seqLens, "i32"),
+            KernelArg::int32(p.total),         KernelArg::int32(p.heads),
+            KernelArg::int32(db.paged->maxBlocks),
+            KernelArg::float32(float(1.0 / std::sqrt(double(p.d))))};
+  else
+    args = {
       KernelArg::pointer(db.q, tn),      KernelArg::pointer(db.k, tn),
       KernelArg::pointer(db.v, tn),      KernelArg::pointer(db.o, tn),
       KernelArg::pointer(db.lse, "f32"), KernelArg::pointer(db.cu, "i32"),
@@ -268,11 +320,15 @@ bool untouched(const std::vector<std::uint8_t> &b, std::size_t from) {
 
 /// Runs one batch on `kernel` and reports one line.
 void runBatch(const Device &dev, const Kernel &kernel, int bm, DType t,
-              const Packed &p, const std::string &head, Totals &totals) {
+              const Packed &p, const std::string &head, Totals &totals,
+              const PagedCache *paged = nullptr) {
   const int guardRows = 256;
   DeviceBatch db;
   if (Status s = upload(dev, t, p, guardRows, db); !s.ok())
     return report(totals, head, false, s.message());
+  if (paged)
+    if (Status s = uploadPaged(dev, t, p, *paged, db); !s.ok())
+      return report(totals, head, false, s.message());
   std::vector<std::uint8_t> o0, lse0, o, lse;
   int differing = 0;
   for (int r = 0; r < 3; ++r) {
@@ -383,6 +439,7 @@ void runEmptyBatch(const Device &dev, const Kernel &kernel, int bm, DType t,
 int main(int argc, char **argv) {
   TestOptions opt;
   opt.tilePath = sourcePath("TILEC_FLASH_FWD_VARLEN_TILE", "examples/attention/flash_fwd_varlen.tile", TILEC_FLASH_FWD_VARLEN_TILE);
+  const std::string pagedPath = sourcePath("TILEC_FLASH_FWD_PAGED_TILE", "examples/attention/flash_fwd_paged.tile", TILEC_FLASH_FWD_PAGED_TILE);
   if (!parseTestOptions(argc, argv, opt, true, "bf16_causal_d128/producer"))
     return 2;
   std::optional<Device> dev = openTestDevice();
@@ -409,7 +466,8 @@ int main(int argc, char **argv) {
         std::string config = std::string(dtypeName(t)) +
                              (causal ? "_causal" : "_full") + "_d" +
                              std::to_string(d);
-        bool any = false;
+        bool any = (config + "/paged").find(opt.only) != std::string::npos ||
+                   opt.only.find(config + "/paged") == 0;
         for (const Sched &s : schedulesFor(dev->archString()))
           any |= (config + "/" + s.name).find(opt.only) != std::string::npos;
         if (!any || (opt.quick && d == 128))
@@ -469,6 +527,45 @@ int main(int argc, char **argv) {
                         "unusable\n");
             goto done;
           }
+        }
+        // Chunked prefill (flash_fwd_paged.tile): the same queries against
+        // their keys in a shuffled paged cache, MQA (one KV head for the
+        // three query heads) over pages of 16, then pages of 64.
+        for (auto [page, group] : {std::pair{16, heads}, std::pair{64, 1}}) {
+          std::string name = config + "/paged" + std::to_string(page) +
+                             "_g" + std::to_string(group);
+          if (name.find(opt.only) == std::string::npos)
+            continue;
+          Packed grouped = makePacked(rng, t, d, causal, heads, lens, lensK, group);
+          PagedCache pc = makePagedCache(rng, grouped.k, grouped.v, heads, d,
+                                         grouped.cuK, page, group);
+          Defines defines = {{"T", dtypeName(t)}, {"D", std::to_string(d)},
+                             {"CAUSAL", causal ? "true" : "false"},
+                             {"PAGE", std::to_string(page)},
+                             {"G", std::to_string(group)}};
+          Expected<CompiledKernelRef> compiled = jit.compileFile(
+              pagedPath, defines, "", dev->archString(), tile::Schedule{});
+          if (!compiled) {
+            if (t == DType::F32)
+              std::printf("%s SKIP (%s)\n", name.c_str(),
+                          compiled.error().substr(0, compiled.error().find('\n')).c_str());
+            else
+              report(totals, name + " compile", false, compiled.error());
+            continue;
+          }
+          Expected<Kernel> kernel = jit.load(*dev, **compiled);
+          int bm = 0;
+          std::string error;
+          if (!kernel || !blockRows(kernel->manifest(), bm, error)) {
+            report(totals, name + " load", false, kernel ? error : kernel.error());
+            continue;
+          }
+          char head[160];
+          std::snprintf(head, sizeof(head), "%-28s q %5d k %5d pages %d",
+                        name.c_str(), grouped.total, grouped.totalK, pc.numPages);
+          runBatch(*dev, *kernel, bm, t, grouped, head, totals, &pc);
+          if (totals.fatal)
+            goto done;
         }
       }
 done:
