@@ -40,6 +40,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Transforms/WarpSpecialize.h"
+#include "lib/Transforms/CtaMembers.h"
 
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
@@ -109,10 +110,25 @@ struct WarpSpecializePass
     wspec::Slice slice(fn);
     for (TmaCopyOp c : copies)
       if (Operation *bad = slice.add(c)) {
-        if (isa<CtaMemberOp>(bad))
-          return c.emitError("schedule cta_programs > 1: this TMA copy depends on "
-                             "program_id(0), but the programs of a CTA "
-                             "share the producer's copies");
+        if (isa<CtaMemberOp>(bad)) {
+          InFlightDiagnostic d =
+              c.emitError("schedule cta_programs > 1: this TMA copy depends on "
+                          "program_id(0), but the programs of a CTA "
+                          "share the producer's copies");
+          // tile-cta-shared-loops evens out upper bounds only: say so
+          // at a loop that starts or steps by the program.
+          DenseSet<Location> noted; // a split loop's parts share a place
+          fn.walk([&](scf::ForOp f) {
+            if ((members::dependsOnMember(f.getLowerBound()) ||
+                 members::dependsOnMember(f.getStep())) &&
+                noted.insert(f.getLoc()).second)
+              d.attachNote(f.getLoc())
+                  << "this loop's start or step depends on program_id(0); "
+                     "the programs of a CTA can share a loop whose end "
+                     "differs, not one whose start does";
+          });
+          return d;
+        }
         return bad->emitError("schedule producer = true: a TMA copy needs this value, "
                               "which the producer warpgroup cannot compute "
                               "(a tile, or an op with memory effects or regions)");
