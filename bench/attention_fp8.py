@@ -48,7 +48,6 @@ def fp8_runner(tc, s, cfg):
     """fn(q8, k8, vt, descales) -> (o, lse) launching flash_fwd_fp8."""
     import json
     import subprocess
-    import cupy
     import torch
     prefix = Path(tc.dir) / f"fp8_d{s['D']}_c{int(s['causal'])}_{abs(hash(af.cfg_str(cfg)))}"
     r = subprocess.run(fp8_args(tc, s["D"], s["causal"], cfg) + ["-o", str(prefix)],
@@ -59,18 +58,8 @@ def fp8_runner(tc, s, cfg):
     names = [p["name"] for p in man["params"]][:len(FP8_ARGS)]
     if names != FP8_ARGS:
         raise SystemExit(f"error: flash_fwd_fp8 takes {names}, the bench passes {FP8_ARGS}")
-    module = cupy.RawModule(path=f"{prefix}.ptx")
-    func = module.get_function(man["kernelName"])
-    cufunc = func.kernel if hasattr(func, "kernel") else func
-    smem = int(man.get("sharedMemoryBytes", 0))
-    if smem > 48 * 1024:
-        func.max_dynamic_shared_size_bytes = smem
     grid = (math.ceil(s["S"] / int(cfg["defines"]["BM"])), s["B"] * s["H"], 1)
-    resident = (af.resident_programs(cufunc.ptr, int(man["blockSize"]), smem)
-                if man.get("persistent") else None)
-    launch = af.KernelLauncher(man, cufunc.ptr, grid, (int(man["blockSize"]), 1, 1), smem,
-                               torch.cuda.current_stream().cuda_stream,
-                               keep=(module, func, cufunc), resident=resident)
+    launch = af.launch_compiled(f"{prefix}.ptx", man, grid)
     scale = s["D"] ** -0.5
 
     def fn(q8, k8, vt, descales):

@@ -73,23 +73,9 @@ def flops(lens, H, D, causal):
 
 
 def launcher(tc, T, D, causal, cfg, grid):
-    """(launch, bm) for a compiled kernel of `tc` with `grid`."""
-    import cupy
-    import torch
+    """The KernelLauncher of a kernel of `tc` over grid(BM)."""
     ptx, man = tc.compile(T, D, causal, cfg)
-    module = cupy.RawModule(path=ptx)
-    func = module.get_function(man["kernelName"])
-    smem = int(man.get("sharedMemoryBytes", 0))
-    if smem > 48 * 1024:
-        func.max_dynamic_shared_size_bytes = smem
-    cufunc = func.kernel if hasattr(func, "kernel") else func
-    block = (int(man["blockSize"]), 1, 1)
-    bm = int(tc.defines(T, D, causal, cfg)["BM"])
-    grid = grid(bm)
-    resident = fl.resident_programs(cufunc.ptr, block[0], smem) if man.get("persistent") else None
-    return fl.KernelLauncher(man, cufunc.ptr, grid, block, smem,
-                             torch.cuda.current_stream().cuda_stream,
-                             keep=(module, func, cufunc), resident=resident)
+    return fl.launch_compiled(ptx, man, grid(int(tc.defines(T, D, causal, cfg)["BM"])))
 
 
 def varlen_runner(tc, T, D, causal, cfg, lens, H):

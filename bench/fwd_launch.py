@@ -286,28 +286,35 @@ def resident_programs(func_ptr, block, smem):
     return n.value * sms
 
 
-def tilec_runner(tc, s, cfg):
-    """Returns fn(q, k, v) -> (o, lse) launching the compiled kernel."""
+def launch_compiled(ptx, man, grid):
+    """A KernelLauncher of the kernel in `ptx` (its manifest `man`) over
+    `grid`, on torch's current stream (the one time_ms records its events
+    on): the module loaded by CuPy, the dynamic shared memory allowed, and a
+    persistent kernel given the driver's resident program count."""
     import cupy
     import torch
-
-    ptx, man = tc.compile(DTYPES[s["dtype"]], s["D"], s["causal"], cfg)
     module = cupy.RawModule(path=ptx)
     func = module.get_function(man["kernelName"])
     smem = int(man.get("sharedMemoryBytes", 0))
     if smem > 48 * 1024:
         func.max_dynamic_shared_size_bytes = smem  # cuFuncSetAttribute(..., 8, smem)
-    bm = int(tc.defines(DTYPES[s["dtype"]], s["D"], s["causal"], cfg)["BM"])
-    grid = (math.ceil(s["S"] / bm), s["B"] * s["H"], 1)
     block = (int(man["blockSize"]), 1, 1)
     # The CUfunction: RawModule.get_function gives a RawKernel (CuPy 14) whose
     # .kernel is the cupy.cuda.function.Function, or that Function itself.
     cufunc = func.kernel if hasattr(func, "kernel") else func
-    # Launched on torch's current stream (the one time_ms records its events on).
     resident = resident_programs(cufunc.ptr, block[0], smem) if man.get("persistent") else None
-    launch = KernelLauncher(man, cufunc.ptr, grid, block, smem,
-                            torch.cuda.current_stream().cuda_stream, keep=(module, func, cufunc),
-                            resident=resident)
+    return KernelLauncher(man, cufunc.ptr, grid, block, smem,
+                          torch.cuda.current_stream().cuda_stream, keep=(module, func, cufunc),
+                          resident=resident)
+
+
+def tilec_runner(tc, s, cfg):
+    """Returns fn(q, k, v) -> (o, lse) launching the compiled kernel."""
+    import torch
+
+    ptx, man = tc.compile(DTYPES[s["dtype"]], s["D"], s["causal"], cfg)
+    bm = int(tc.defines(DTYPES[s["dtype"]], s["D"], s["causal"], cfg)["BM"])
+    launch = launch_compiled(ptx, man, (math.ceil(s["S"] / bm), s["B"] * s["H"], 1))
     seqlen, scale = s["S"], s["D"] ** -0.5  # i32, f32 slots
 
     def fn(q, k, v):

@@ -114,17 +114,8 @@ class LinearTilec(af.Tilec):
 
 def load_kernel(lt, s, C, kind, variant, grid):
     """A KernelLauncher of a compiled variant on torch's current stream."""
-    import cupy
-    import torch
     ptx, man = lt.compile_linear(af.DTYPES[s["dtype"]], s["D"], C, kind, variant)
-    module = cupy.RawModule(path=ptx)
-    func = module.get_function(man["kernelName"])
-    cufunc = func.kernel if hasattr(func, "kernel") else func
-    smem = int(man.get("sharedMemoryBytes", 0))
-    if smem > 48 * 1024:
-        func.max_dynamic_shared_size_bytes = smem
-    return af.KernelLauncher(man, cufunc.ptr, grid, (int(man["blockSize"]), 1, 1), smem,
-                             torch.cuda.current_stream().cuda_stream, keep=(module, func, cufunc))
+    return af.launch_compiled(ptx, man, grid)
 
 
 def resident_slots(lt, s, C, kind, per_sm=0):

@@ -167,23 +167,11 @@ def tilec_runner(tc, v, s, g, bm=False, bmask=None):
     """fn(q, k, v) -> (o in q's layout, lse [B, H, S]) of the variant's tilec
     kernel for shape s (tc.kernel()); bm / blocksparse: flex_fwd_sparse over
     `bmask` (a BlockMask of that kernel's BM x BN blocks)."""
-    import cupy
     import torch
     kern = tc.kernel(v, s["D"], fwd.DTYPES[s["dtype"]], s["S"], bm)
     ptx, man = kern["ptx"], kern["man"]
-    module = cupy.RawModule(path=ptx)
-    func = module.get_function(man["kernelName"])
-    smem = int(man.get("sharedMemoryBytes", 0))
-    if smem > 48 * 1024:
-        func.max_dynamic_shared_size_bytes = smem
-    cufunc = func.kernel if hasattr(func, "kernel") else func
     S, B, H, D = s["S"], s["B"], s["H"], s["D"]
-    grid = (math.ceil(S / kern["BM"]), H, B)
-    block = (int(man["blockSize"]), 1, 1)
-    resident = fwd.resident_programs(cufunc.ptr, block[0], smem) if man.get("persistent") else None
-    launch = fwd.KernelLauncher(man, cufunc.ptr, grid, block, smem,
-                                torch.cuda.current_stream().cuda_stream,
-                                keep=(module, func, cufunc), resident=resident)
+    launch = fwd.launch_compiled(ptx, man, (math.ceil(S / kern["BM"]), H, B))
     fixed = dict(seqlen_q=S, seqlen_k=S, heads=H, heads_kv=H // v.gqa, sm_scale=D ** -0.5,
                  aux_n=g.get("aux_n", 0))
     keep = []
