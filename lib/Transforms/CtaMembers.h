@@ -14,14 +14,17 @@
 
 namespace mlir::tile::members {
 
-/// True when `v` is computed from tile.cta_member (through ops before it;
-/// block arguments are taken as independent of it).
+/// True when `v` may differ between the programs of a CTA: computed from
+/// tile.cta_member, or from a block argument that may (a value a loop
+/// carries, an induction variable whose start does; not the kernel's
+/// arguments or the loop over programs').
 bool dependsOnMember(Value v);
 
 /// `x` where it does not depend on tile.cta_member, else the smallest (or
 /// `largest`) of its values over the CTA's `members` programs (its
 /// arithmetic cloned at `pre` for each member index); null when that cannot
-/// be built (an op of the arithmetic has regions or memory effects).
+/// be built (an op of the arithmetic has regions or memory effects, or it
+/// depends on the member through a block argument).
 Value extremeOverMembers(Value x, OpBuilder &pre, int64_t members,
                          bool largest);
 

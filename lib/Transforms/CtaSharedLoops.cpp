@@ -50,7 +50,10 @@ namespace {
 /// outside the loop included); null when an op with memory effects cannot
 /// be masked.
 std::optional<DenseSet<Value>> memberValues(scf::ForOp loop) {
-  DenseSet<Value> dep;
+  // What the loop carries is taken as the member's own (a load through it
+  // is masked; such a load is no copy the programs could share anyway).
+  DenseSet<Value> dep(loop.getRegionIterArgs().begin(),
+                      loop.getRegionIterArgs().end());
   DenseMap<Value, bool> outside;
   auto depends = [&](Value v) {
     if (dep.contains(v))

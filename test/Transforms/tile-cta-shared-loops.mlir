@@ -151,3 +151,35 @@ func.func @member_lower_bound(%x: !tile.ptr<f32>, %n: i32) -> !tile.tile<32xf32>
   }
   return %r : !tile.tile<32xf32>
 }
+
+// -----
+
+// An upper bound that depends on the member through a value an outer loop
+// carries: its value over the members cannot be rebuilt by cloning the
+// arithmetic with a constant member, so the inner loop is left alone.
+// CHECK-LABEL: func.func @carried_bound(
+// CHECK-NOT: arith.maxsi
+// CHECK-NOT: tile.where
+// CHECK: return
+func.func @carried_bound(%x: !tile.ptr<f32>, %n: i32) -> !tile.tile<32xf32> attributes {tile.kernel, tile.schedule = #tile.schedule<cta_programs = 2, persistent = true, producer = true>} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c32 = arith.constant 32 : i32
+  %m = tile.cta_member : i32
+  %zero = tile.full 0.000000e+00 : f32 : <32xf32>
+  %xs = tile.splat %x : <32x!tile.ptr<f32>>
+  %r:2 = scf.for %o = %c0 to %n step %c1 iter_args(%ub = %m, %acc0 = %zero) -> (i32, !tile.tile<32xf32>) : i32 {
+    %in = scf.for %i = %c0 to %ub step %c32 iter_args(%acc = %acc0) -> (!tile.tile<32xf32>) : i32 {
+      %iota = tile.iota : <32xi32>
+      %is = tile.splat %i : <32xi32>
+      %idx = tile.add %is, %iota : <32xi32>
+      %px = tile.addptr %xs, %idx : !tile.tile<32x!tile.ptr<f32>>, !tile.tile<32xi32>
+      %v = tile.load %px : <32x!tile.ptr<f32>> -> <32xf32>
+      %s = tile.add %acc, %v : <32xf32>
+      scf.yield %s : !tile.tile<32xf32>
+    }
+    %next = arith.addi %ub, %c32 : i32
+    scf.yield %next, %in : i32, !tile.tile<32xf32>
+  }
+  return %r#1 : !tile.tile<32xf32>
+}
