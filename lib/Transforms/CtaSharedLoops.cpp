@@ -46,24 +46,25 @@ using namespace mlir::tile;
 using namespace mlir::tile::members;
 
 namespace {
-/// The body's values that depend on tile.cta_member (operands defined
-/// outside the loop included); null when an op with memory effects cannot
-/// be masked.
+/// The values the body uses or makes that depend on tile.cta_member (the
+/// loop's carried values and operands from outside included); null when
+/// an op with memory effects cannot be masked.
 std::optional<DenseSet<Value>> memberValues(scf::ForOp loop) {
   // What the loop carries is taken as the member's own (a load through it
   // is masked; such a load is no copy the programs could share anyway).
   DenseSet<Value> dep(loop.getRegionIterArgs().begin(),
                       loop.getRegionIterArgs().end());
-  DenseMap<Value, bool> outside;
+  DenseSet<Value> independent; // values from outside the loop, checked
   auto depends = [&](Value v) {
     if (dep.contains(v))
       return true;
-    if (loop->isAncestor(v.getParentRegion()->getParentOp()))
-      return false; // defined in the body, not marked
-    auto [it, isNew] = outside.try_emplace(v, false);
-    if (isNew)
-      it->second = dependsOnMember(v);
-    return it->second;
+    if (independent.contains(v) ||
+        loop->isAncestor(v.getParentRegion()->getParentOp()))
+      return false; // checked, or defined in the body and not marked
+    if (!dependsOnMember(v))
+      return !independent.insert(v).second;
+    dep.insert(v); // an operand from outside: in the set too
+    return true;
   };
   bool ok = true;
   loop.getBody()->walk([&](Operation *op) {
@@ -72,7 +73,10 @@ std::optional<DenseSet<Value>> memberValues(scf::ForOp loop) {
         (nested || !isa<LoadOp, StoreOp, AtomicAddOp, ScalarLoadOp,
                         ScalarStoreOp>(op)))
       ok = false;
-    if (llvm::any_of(op->getOperands(), depends))
+    bool any = false;
+    for (Value v : op->getOperands()) // every one: the set holds them all
+      any |= depends(v);
+    if (any)
       for (Value r : op->getResults())
         dep.insert(r);
   });

@@ -183,3 +183,36 @@ func.func @carried_bound(%x: !tile.ptr<f32>, %n: i32) -> !tile.tile<32xf32> attr
   }
   return %r#1 : !tile.tile<32xf32>
 }
+
+// -----
+
+// A load whose pointer comes from outside the loop and depends on the
+// member is masked with iv < ub too (it would read past its own range in
+// the iterations another member adds).
+// CHECK-LABEL: func.func @outside_pointer(
+// CHECK: scf.for %[[IV:.*]] = %{{.*}} to %{{.*}} step
+// CHECK-NEXT: %[[ACT:.*]] = arith.cmpi slt, %[[IV]],
+// CHECK: %[[A:.*]] = tile.splat %[[ACT]] : <32xi1>
+// CHECK-NEXT: tile.load %{{.*}}, %[[A]] : <32x!tile.ptr<f32>>, !tile.tile<32xi1>
+func.func @outside_pointer(%x: !tile.ptr<f32>, %y: !tile.ptr<f32>, %n: i32) -> !tile.tile<32xf32> attributes {tile.kernel, tile.schedule = #tile.schedule<cta_programs = 2, persistent = true, producer = true>} {
+  %c0 = arith.constant 0 : i32
+  %c32 = arith.constant 32 : i32
+  %m = tile.cta_member : i32
+  %ub = arith.muli %m, %c32 : i32
+  %zero = tile.full 0.000000e+00 : f32 : <32xf32>
+  %xs = tile.splat %x : <32x!tile.ptr<f32>>
+  %ym = tile.addptr %y, %ub : !tile.ptr<f32>, i32
+  %ys = tile.splat %ym : <32x!tile.ptr<f32>>
+  %r = scf.for %i = %c0 to %ub step %c32 iter_args(%acc = %zero) -> (!tile.tile<32xf32>) : i32 {
+    %iota = tile.iota : <32xi32>
+    %is = tile.splat %i : <32xi32>
+    %idx = tile.add %is, %iota : <32xi32>
+    %px = tile.addptr %xs, %idx : !tile.tile<32x!tile.ptr<f32>>, !tile.tile<32xi32>
+    %v = tile.load %px : <32x!tile.ptr<f32>> -> <32xf32>
+    %w = tile.load %ys : <32x!tile.ptr<f32>> -> <32xf32>
+    %p = tile.mul %v, %w : <32xf32>
+    %s = tile.add %acc, %p : <32xf32>
+    scf.yield %s : !tile.tile<32xf32>
+  }
+  return %r : !tile.tile<32xf32>
+}
