@@ -32,6 +32,7 @@
 #include "lib/Analysis/AxisInfo.h"
 
 #include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/SetVector.h"
 
 namespace mlir::tile::tma {
 
@@ -149,6 +150,28 @@ FailureOr<BoxOrigin> boxOrigin(OpBuilder &b, scf::ForOp loop, Match mt,
 /// Why boxOrigin cannot be built for `mt` (empty when it can): a dry run
 /// (matchBox refuses such a box with this reason).
 std::string originProblem(scf::ForOp loop, const Match &mt);
+/// What the slot of a ring holds, as the lowering's tensor map and buffer
+/// see it (the argument read, a first column or not, the box, its strides
+/// and element type): rings whose keys are equal may share a slot.
+struct SlotKey {
+  unsigned arg;
+  bool col, columns;
+  SmallVector<int64_t> box;
+  unsigned inner;
+  int64_t stride;
+  SmallVector<int64_t> strideArgs;
+  int64_t rowElems;
+  Type elt;
+  bool operator==(const SlotKey &o) const {
+    return std::tie(arg, col, columns, box, inner, stride, strideArgs,
+                    rowElems, elt) == std::tie(o.arg, o.col, o.columns, o.box,
+                                               o.inner, o.stride, o.strideArgs,
+                                               o.rowElems, o.elt);
+  }
+};
+/// The key of the ring of `mt` in `loop`; none where its origin cannot be
+/// built (matchRing refuses such a load).
+std::optional<SlotKey> slotKey(scf::ForOp loop, const Match &mt);
 /// The `stride_args` attribute of `mt`'s ops (null for a constant stride).
 DenseI64ArrayAttr strideArgsAttr(OpBuilder &b, const Match &mt);
 
@@ -178,9 +201,21 @@ std::optional<Match> matchA(LoadOp load, const AxisAnalysis &axes,
 /// Whether `loop` may hold a ring: in no loop, or in the body of a loop
 /// itself in no loop (`nested`: the ring continues across it).
 bool ringPlacement(scf::ForOp loop, bool &nested);
-/// A new i32 iter_arg of the loop around `loop` counting the copies made
-/// so far; returned.
-Value ringBase(scf::ForOp loop);
+/// Slots of rings (TmaRingSlots.cpp): `slotOf` each ring's, `members` the
+/// rings of each slot in program order. A ring shares the slot of rings of
+/// loops that run before its own (siblings in one block) where their
+/// SlotKeys are equal; otherwise it gets its own.
+struct RingSlots {
+  SmallVector<int64_t> slotOf;
+  SmallVector<SmallVector<unsigned>> members;
+};
+RingSlots assignRingSlots(ArrayRef<std::pair<scf::ForOp, Match>> rings);
+/// The count each ring's copies start from (null: 0): the iterations that
+/// the earlier loops of its slot ran, plus, for a loop in the loop over
+/// programs (`nestedLoops`), the count that loop carries (a new iter_arg).
+SmallVector<Value> ringBases(ArrayRef<std::pair<scf::ForOp, Match>> rings,
+                             const RingSlots &slots,
+                             const llvm::SetVector<Operation *> &nestedLoops);
 /// `mt` as a ring of `stages` stages in slot `slot`, copies counted from
 /// `base` (null: 0).
 LogicalResult rewriteRing(scf::ForOp loop, Match mt, int64_t slot,

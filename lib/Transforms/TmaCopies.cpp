@@ -225,31 +225,6 @@ std::optional<int64_t> mlir::tile::tmaCopySlot(Operation *op) {
   return slot;
 }
 
-/// `loop` (in a loop body) as a ring that continues from one iteration of
-/// the enclosing loop to the next: a new i32 iter_arg of the enclosing
-/// loop counts the copies made so far (its iterations of `loop` each
-/// copy once), and is returned.
-Value tma::ringBase(scf::ForOp loop) {
-  return addCounter(
-      cast<scf::ForOp>(loop->getParentOp()), [&](OpBuilder &b, Location l) {
-        // Iterations of `loop`: lb < ub ? (ub - lb + step - 1) / step : 0.
-        auto c32 = [&](int64_t v) {
-          return arith::ConstantOp::create(b, l, b.getI32IntegerAttr(v));
-        };
-        Value lb = loop.getLowerBound(), ub = loop.getUpperBound(),
-              step = loop.getStep();
-        Value trips = arith::DivSIOp::create(
-            b, l,
-            arith::AddIOp::create(
-                b, l, arith::SubIOp::create(b, l, ub, lb),
-                arith::SubIOp::create(b, l, step, c32(1))),
-            step);
-        Value runs =
-            arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, lb, ub);
-        return Value(arith::SelectOp::create(b, l, runs, trips, c32(0)));
-      });
-}
-
 /// Whether `loop` runs once per kernel (no loop around it: `base` stays
 /// null) or once per iteration of the loop whose body holds it, itself in
 /// no loop (`base` becomes that ring's copy count); other nestings keep

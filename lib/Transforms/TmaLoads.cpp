@@ -18,7 +18,9 @@
 // its ring on across the outer iterations: the outer loop carries the count
 // of copies made, copy i is copy base + i, and each copy sits in an scf.if
 // of its condition, so that no copy point is passed without a copy (the
-// stages' barriers count copies). Loads in deeper nests stay loads.
+// stages' barriers count copies). Loads in deeper nests stay loads. Rings
+// of loops that run one after the other and copy the same box share one
+// slot, their copies numbered on (TmaRingSlots.cpp).
 //
 // With tma_a = true as well (opt-in), a load outside loops that only the A
 // operands of such dots read (K contiguous, masked the same way: Q in
@@ -181,25 +183,41 @@ struct TmaLoadsPass : public mlir::tile::impl::TileTmaLoadsBase<TmaLoadsPass> {
         SmallVector<int64_t> box = boxShape(m);
         return box[0] * box[1] * 2;
       };
+      // Rings of consecutive loops that copy the same box share a slot
+      // (TmaRingSlots.cpp): their shared memory counts once.
+      RingSlots slots = assignRingSlots(matches);
       int64_t stageBytes = 0, aBytes = 0;
-      for (auto &m : matches)
-        stageBytes += bytesOf(m.second);
+      for (const SmallVector<unsigned> &members : slots.members)
+        stageBytes += bytesOf(matches[members.front()].second);
       int64_t stages = getSchedule(fn).getNumStages();
       while (stages > 2 && stages * stageBytes > kRingBudget)
         --stages;
-      // Still too big at two stages with several rings (several loops,
-      // each with its rings: a block-sparse kernel's partial and full
-      // blocks at D = 128): the last loads in program order stay loads
-      // until the rest fit. One ring alone stays (a box too big for shared
+      // Still too big at two stages with several slots (several loops,
+      // each with its rings): the last slots in program order stay loads
+      // until the rest fit. One slot alone stays (a box too big for shared
       // memory is the kernel's error, reported as such).
-      while (matches.size() > 1 && stages * stageBytes > kRingBudget) {
-        Match dropped = matches.back().second;
-        stageBytes -= bytesOf(dropped);
-        matches.pop_back();
-        if (remarks)
-          dropped.load.emitRemark("dot operand load stays off TMA: ")
-              << "the rings of the loads before it take the "
-              << kRingBudget / 1024 << " KiB of shared memory for rings";
+      while (slots.members.size() > 1 && stages * stageBytes > kRingBudget) {
+        SmallVector<unsigned> dropped = slots.members.pop_back_val();
+        stageBytes -= bytesOf(matches[dropped.front()].second);
+        for (unsigned j : dropped)
+          if (remarks)
+            matches[j].second.load.emitRemark("dot operand load stays off TMA: ")
+                << "the rings of the loads before it take the "
+                << kRingBudget / 1024 << " KiB of shared memory for rings";
+      }
+      {
+        SmallVector<std::pair<scf::ForOp, Match>> kept;
+        SmallVector<int64_t> keptSlot;
+        for (auto [i, m] : llvm::enumerate(matches))
+          if (slots.slotOf[i] < int64_t(slots.members.size())) {
+            kept.push_back(m);
+            keptSlot.push_back(slots.slotOf[i]);
+          }
+        matches = std::move(kept);
+        slots.slotOf = std::move(keptSlot);
+        slots.members.assign(slots.members.size(), {});
+        for (auto [i, s] : llvm::enumerate(slots.slotOf))
+          slots.members[s].push_back(unsigned(i));
       }
       // A slot in the loop over programs: one per program of the CTA.
       for (Match m : aMatches)
@@ -214,22 +232,15 @@ struct TmaLoadsPass : public mlir::tile::impl::TileTmaLoadsBase<TmaLoadsPass> {
         aMatches.clear();
         aBytes = 0;
       }
+      // The counts the rings' copies start from, all made before any
+      // rewrite (a count in the loop over programs rebuilds that loop).
+      SmallVector<Value> bases = ringBases(matches, slots, nestedLoops);
       // Last first, so that the copies at the top of a loop body come out
       // in program order (each rewrite inserts at the top).
-      // A loop in a loop (the persistent loop over programs) gets its
-      // copy count from the outer loop, once for all its slots, made just
-      // before its own rewrites: adding a count rebuilds the outer loop,
-      // which would leave an earlier count's handle stale (its uses are
-      // updated, a held Value is not).
-      DenseMap<Operation *, Value> bases;
-      for (int64_t i = int64_t(matches.size()) - 1; i >= 0; --i) {
-        Operation *loop = matches[i].first;
-        if (llvm::is_contained(nestedLoops, loop) && !bases.count(loop))
-          bases[loop] = ringBase(cast<scf::ForOp>(loop));
-        (void)rewriteRing(matches[i].first, matches[i].second, i, stages,
-                          bases.lookup(loop));
-      }
-      int64_t slot = matches.size();
+      for (int64_t i = int64_t(matches.size()) - 1; i >= 0; --i)
+        (void)rewriteRing(matches[i].first, matches[i].second,
+                          slots.slotOf[i], stages, bases[i]);
+      int64_t slot = slots.members.size();
       for (Match m : aMatches) {
         Operation *load = m.load;
         if (succeeded(rewriteA(m, slot)))

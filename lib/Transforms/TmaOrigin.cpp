@@ -312,9 +312,11 @@ FailureOr<BoxOrigin> boxOrigin(OpBuilder &b, scf::ForOp loop, Match mt,
   return BoxOrigin{split->arg, split->row, *y0, split->col, x0};
 }
 
-/// Why boxOrigin cannot be built for `mt` (empty when it can): a dry run
-/// into a scratch block, erased after.
-std::string originProblem(scf::ForOp loop, const Match &mt) {
+/// boxOrigin of `mt` built into a scratch block and erased after: `seen`
+/// gets the origin while it exists; returns why it cannot be built (empty
+/// when it can).
+static std::string dryOrigin(scf::ForOp loop, const Match &mt,
+                             function_ref<void(const BoxOrigin &)> seen) {
   Block scratch;
   OpBuilder b(mt.ptr.getContext());
   b.setInsertionPointToEnd(&scratch);
@@ -322,12 +324,36 @@ std::string originProblem(scf::ForOp loop, const Match &mt) {
   if (loop)
     map.map(loop.getInductionVar(), loop.getLowerBound());
   std::string why;
-  bool ok = succeeded(boxOrigin(b, loop, mt, map, &why));
+  FailureOr<BoxOrigin> o = boxOrigin(b, loop, mt, map, &why);
+  if (succeeded(o))
+    seen(*o);
   for (Operation &op : scratch)
     op.dropAllReferences();
   while (!scratch.empty())
     scratch.back().erase();
-  return ok ? std::string() : why;
+  return succeeded(o) ? std::string() : why;
+}
+
+/// Why boxOrigin cannot be built for `mt` (empty when it can): a dry run
+/// into a scratch block, erased after.
+std::string originProblem(scf::ForOp loop, const Match &mt) {
+  return dryOrigin(loop, mt, [](const BoxOrigin &) {});
+}
+
+std::optional<SlotKey> slotKey(scf::ForOp loop, const Match &mt) {
+  std::optional<SlotKey> key;
+  (void)dryOrigin(loop, mt, [&](const BoxOrigin &o) {
+    key = SlotKey{cast<BlockArgument>(o.arg).getArgNumber(),
+                  bool(o.col),
+                  bool(mt.colIndex),
+                  boxShape(mt),
+                  mt.inner,
+                  mt.stride,
+                  mt.strideArgs,
+                  mt.rowElems,
+                  cast<TileType>(mt.ptr.getType()).getElementType()};
+  });
+  return key;
 }
 
 IntegerAttr rowElemsAttr(OpBuilder &b, const Match &mt) {

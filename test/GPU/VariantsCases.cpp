@@ -286,8 +286,9 @@ std::vector<VariantCase> makeVariantCases(std::mt19937_64 &rng) {
   // Block-sparse (flex_fwd_sparse.tile): partial blocks under a causal
   // mask_mod, full blocks, empty rows, garbage past the counts.
   std::uint64_t maskSeed = rng();
-  // Variant 3, D = 128 in blocks of 128: the rings of both loops do not fit
-  // in shared memory, the last load stays a load (tile-tma-loads).
+  // Variant 3, D = 128 in blocks of 128: the two loops' K and V rings
+  // share two slots (four of three stages would not fit in shared memory;
+  // tile-tma-loads, TmaRingSlots.cpp).
   for (int variant = 0; variant < 4; ++variant) {
     bool heads1 = variant == 1;
     c = add(shape(variant == 0   ? "sparse_bhsd_bf16_d64_b128"

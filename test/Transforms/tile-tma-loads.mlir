@@ -198,7 +198,8 @@ module attributes {tile.arch = "sm_90a", tile.remarks} {
 // trip count each iteration); copy i of an inner loop is copy base + i, and
 // each copy sits in an scf.if of its condition.
 // CHECK-LABEL: func.func @nested(
-// CHECK: scf.for %{{.*}} iter_args(%{{.*}} = %{{.*}}, %[[BASE:.*]] = %{{.*}}) -> (!tile.tile<64x32xf32>, i32)
+// CHECK: scf.for %{{.*}} iter_args(%{{.*}} = %{{.*}}, %[[COUNTED:.*]] = %{{.*}}) -> (!tile.tile<64x32xf32>, i32)
+// CHECK: %[[BASE:.*]] = arith.addi %[[COUNTED]], %{{.*}} : i32
 // CHECK: scf.if %{{.*}} {
 // CHECK: tile.tma_copy %{{.*}}, %{{.*}}, %[[BASE]], %true
 // CHECK: scf.for
@@ -208,7 +209,7 @@ module attributes {tile.arch = "sm_90a", tile.remarks} {
 // CHECK: arith.remui %[[IT]],
 // CHECK: tile.tma_wait
 // CHECK: %[[TRIPS:.*]] = arith.select
-// CHECK: %[[COUNT:.*]] = arith.addi %[[BASE]], %[[TRIPS]] : i32
+// CHECK: %[[COUNT:.*]] = arith.addi %[[COUNTED]], %[[TRIPS]] : i32
 // CHECK: scf.yield %{{.*}}, %[[COUNT]] : !tile.tile<64x32xf32>, i32
 module attributes {tile.arch = "sm_90a"} {
   func.func @nested(%a: !tile.tile<64x64xbf16>, %k: !tile.ptr<bf16>, %n: i32, %reps: i32) -> !tile.tile<64x32xf32> attributes {tile.kernel} {
@@ -243,6 +244,82 @@ module attributes {tile.arch = "sm_90a"} {
       scf.yield %r : !tile.tile<64x32xf32>
     }
     return %out : !tile.tile<64x32xf32>
+  }
+}
+
+// -----
+
+// Two loops one after the other (a block-sparse kernel's partial and full
+// blocks) that load the same box of the same tensor share one slot: the
+// second loop's copies are numbered on from the first's (copy trips + i,
+// trips the iterations the first ran), each in an scf.if of its condition.
+// A box of another tensor (%v) gets a slot of its own.
+// CHECK-LABEL: func.func @consecutive(
+// CHECK-SAME: %{{[^:]*}}: !tile.tile<64x64xbf16>, %[[K:[^:]*]]: !tile.ptr<bf16>, %[[V:[^:]*]]: !tile.ptr<bf16>
+// CHECK: tile.tma_copy %[[K]], {{.*}}slot = 0 : i64, stages = 3 : i64}
+// CHECK: scf.for
+// CHECK: tile.tma_copy %[[K]], {{.*}}slot = 0 : i64, stages = 3 : i64}
+// CHECK: scf.yield
+// CHECK: %[[TRIPS:.*]] = arith.select
+// CHECK: %[[BASE:.*]] = arith.addi %{{.*}}, %[[TRIPS]] : i32
+// CHECK: tile.tma_copy %[[V]], {{.*}}slot = 1 : i64, stages = 3 : i64}
+// CHECK: scf.if %{{.*}} {
+// CHECK: tile.tma_copy %[[K]], %{{.*}}, %[[BASE]], %true {{.*}}slot = 0 : i64, stages = 3 : i64}
+// CHECK: scf.for
+// CHECK: %[[IT:.*]] = arith.addi %[[BASE]], %{{.*}} : i32
+// CHECK: tile.tma_wait {{.*}}slot = 0 : i64
+module attributes {tile.arch = "sm_90a"} {
+  func.func @consecutive(%a: !tile.tile<64x64xbf16>, %k: !tile.ptr<bf16>, %v: !tile.ptr<bf16>, %n1: i32, %n2: i32) -> !tile.tile<64x32xf32> attributes {tile.kernel} {
+    %c0 = arith.constant 0 : i32
+    %c32 = arith.constant 32 : i32
+    %zero = tile.full 0.000000e+00 : f32 : <64x32xf32>
+    %other = tile.full 0.000000e+00 : bf16 : <64x32xbf16>
+    %c64 = tile.full 64 : i32 : <1x32xi32>
+    %cols = tile.iota : <64xi32>
+    %cols1 = tile.expand_dims %cols {axis = 1 : i32} : <64xi32> -> <64x1xi32>
+    %colsb = tile.broadcast %cols1 : <64x1xi32> -> <64x32xi32>
+    %ks = tile.splat %k : <1x32x!tile.ptr<bf16>>
+    %vs = tile.splat %v : <1x32x!tile.ptr<bf16>>
+    %n1s = tile.splat %n1 : <32xi32>
+    %n2s = tile.splat %n2 : <32xi32>
+    %r1 = scf.for %i = %c0 to %n1 step %c32 iter_args(%acc = %zero) -> (!tile.tile<64x32xf32>) : i32 {
+      %iota = tile.iota : <32xi32>
+      %is = tile.splat %i : <32xi32>
+      %keys = tile.add %is, %iota : <32xi32>
+      %keys1 = tile.expand_dims %keys {axis = 0 : i32} : <32xi32> -> <1x32xi32>
+      %off = tile.mul %keys1, %c64 : <1x32xi32>
+      %p1 = tile.addptr %ks, %off : !tile.tile<1x32x!tile.ptr<bf16>>, !tile.tile<1x32xi32>
+      %pb = tile.broadcast %p1 : <1x32x!tile.ptr<bf16>> -> <64x32x!tile.ptr<bf16>>
+      %p = tile.addptr %pb, %colsb : !tile.tile<64x32x!tile.ptr<bf16>>, !tile.tile<64x32xi32>
+      %ok = tile.cmp lt %keys, %n1s : <32xi32> -> <32xi1>
+      %ok1 = tile.expand_dims %ok {axis = 0 : i32} : <32xi1> -> <1x32xi1>
+      %m = tile.broadcast %ok1 : <1x32xi1> -> <64x32xi1>
+      %b = tile.load %p, %m, %other : <64x32x!tile.ptr<bf16>>, !tile.tile<64x32xi1>, !tile.tile<64x32xbf16> -> <64x32xbf16>
+      %d = tile.dot %a, %b, %acc : <64x64xbf16>, <64x32xbf16>, <64x32xf32>
+      scf.yield %d : !tile.tile<64x32xf32>
+    }
+    %r2 = scf.for %i = %c0 to %n2 step %c32 iter_args(%acc = %r1) -> (!tile.tile<64x32xf32>) : i32 {
+      %iota = tile.iota : <32xi32>
+      %is = tile.splat %i : <32xi32>
+      %keys = tile.add %is, %iota : <32xi32>
+      %keys1 = tile.expand_dims %keys {axis = 0 : i32} : <32xi32> -> <1x32xi32>
+      %off = tile.mul %keys1, %c64 : <1x32xi32>
+      %p1 = tile.addptr %ks, %off : !tile.tile<1x32x!tile.ptr<bf16>>, !tile.tile<1x32xi32>
+      %pb = tile.broadcast %p1 : <1x32x!tile.ptr<bf16>> -> <64x32x!tile.ptr<bf16>>
+      %p = tile.addptr %pb, %colsb : !tile.tile<64x32x!tile.ptr<bf16>>, !tile.tile<64x32xi32>
+      %ok = tile.cmp lt %keys, %n2s : <32xi32> -> <32xi1>
+      %ok1 = tile.expand_dims %ok {axis = 0 : i32} : <32xi1> -> <1x32xi1>
+      %m = tile.broadcast %ok1 : <1x32xi1> -> <64x32xi1>
+      %b = tile.load %p, %m, %other : <64x32x!tile.ptr<bf16>>, !tile.tile<64x32xi1>, !tile.tile<64x32xbf16> -> <64x32xbf16>
+      %d = tile.dot %a, %b, %acc : <64x64xbf16>, <64x32xbf16>, <64x32xf32>
+      %q1 = tile.addptr %vs, %off : !tile.tile<1x32x!tile.ptr<bf16>>, !tile.tile<1x32xi32>
+      %qb = tile.broadcast %q1 : <1x32x!tile.ptr<bf16>> -> <64x32x!tile.ptr<bf16>>
+      %q = tile.addptr %qb, %colsb : !tile.tile<64x32x!tile.ptr<bf16>>, !tile.tile<64x32xi32>
+      %c = tile.load %q, %m, %other : <64x32x!tile.ptr<bf16>>, !tile.tile<64x32xi1>, !tile.tile<64x32xbf16> -> <64x32xbf16>
+      %e = tile.dot %a, %c, %d : <64x64xbf16>, <64x32xbf16>, <64x32xf32>
+      scf.yield %e : !tile.tile<64x32xf32>
+    }
+    return %r2 : !tile.tile<64x32xf32>
   }
 }
 
