@@ -69,6 +69,7 @@ void ::tile::buildTileOptPipeline(OpPassManager &pm) {
   pm.addPass(mlir::tile::createTileSplitMaskedLoops());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  pm.addPass(mlir::tile::createTileVersionMasks());
 }
 
 void ::tile::buildLayoutPipeline(OpPassManager &pm) {

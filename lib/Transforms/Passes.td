@@ -220,6 +220,22 @@ def TileSplitMaskedLoops : Pass<"tile-split-masked-loops", "mlir::ModuleOp"> {
                            "mlir::scf::SCFDialect"];
 }
 
+def TileVersionMasks : Pass<"tile-version-masks", "mlir::ModuleOp"> {
+  let summary = "A select whose mask is all true at run time is skipped";
+  let description = [{
+    Pipeline stage 3, after `tile-split-masked-loops`. In an innermost
+    `scf.for` (not a masked head or tail), a `tile.where` whose mask is
+    signed comparisons of `scalars + [lo, hi]` index tiles (iota, splat,
+    add, sub), joined by `and`, with a scalar computed in the loop (an
+    index read from memory) becomes `scf.if (all true) { lhs } else
+    { where }`; the mask's ops only the select used move into the else
+    branch. A block-sparse kernel's `keys < seqlen` then costs a scalar
+    test per block instead of a compare and a select per score.
+  }];
+  let dependentDialects = ["mlir::tile::TileDialect", "mlir::arith::ArithDialect",
+                           "mlir::scf::SCFDialect"];
+}
+
 def TileOverlapDots : Pass<"tile-overlap-dots", "mlir::ModuleOp"> {
   let summary = "Run a loop's accumulating dot one iteration late (sm_90a)";
   let description = [{
