@@ -13,6 +13,8 @@ See bench/README.md.
   python3 bench/attention_variants.py --tilec PATH/TO/tilec --json variants.json
   python3 bench/attention_variants.py --tilec PATH/TO/tilec --quick
   python3 bench/attention_variants.py --dry-run --tilec build/bin/tilec   # no GPU
+  python3 bench/attention_variants.py --tilec NEW/tilec --tilec-b OLD/tilec \
+      --variants blocksparse --providers flex tilec   # A/B of two compilers, one run
 
 torch and cupy are imported lazily: --help and --dry-run work without them.
 """
@@ -30,7 +32,7 @@ import variants_run as vr  # noqa: E402  (the providers)
 
 SEQLENS = [2048, 4096, 8192, 16384]
 HEAD_DIMS = [64, 128]
-PROVIDERS = ["flex", "sdpa", "tilec", "tilec-bm"]  # run in this order: flex is the reference
+PROVIDERS = ["flex", "sdpa", "tilec", "tilec-b", "tilec-bm"]  # run in this order: flex is the reference
 RTOL = 1e-2  # rel-L2 of a 16-bit output against the reference
 
 
@@ -38,11 +40,15 @@ def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--tilec", default="tilec", help="tilec binary (default: tilec on PATH)")
+    p.add_argument("--tilec-b", metavar="TILEC",
+                   help="a second tilec binary (a build before a compiler change): provider "
+                        "tilec-b runs the same kernels and configs in the same process, for an A/B")
     p.add_argument("--arch", help="sm_90a or sm_80 (default: from the GPU; sm_90a for --dry-run)")
     p.add_argument("--head-dim", nargs="+", type=int, default=HEAD_DIMS)
     p.add_argument("--seqlen", nargs="+", type=int, help=f"default: {SEQLENS}")
     p.add_argument("--variants", nargs="+", choices=list(vd.BY_NAME), default=list(vd.BY_NAME))
-    p.add_argument("--providers", nargs="+", choices=PROVIDERS, default=PROVIDERS)
+    p.add_argument("--providers", nargs="+", choices=PROVIDERS,
+                   help="default: all (tilec-b only with --tilec-b)")
     p.add_argument("--min-runs", type=int, default=10)
     p.add_argument("--min-ms", type=float, default=200.0)
     p.add_argument("--warmup-ms", type=float, default=200.0,
@@ -54,6 +60,12 @@ def parse_args(argv=None):
                    help="seqlen 4k (plus 16k for causal and the window), fewer runs")
     p.add_argument("--dry-run", action="store_true", help="print the plan, compile every tilec kernel; no GPU")
     a = p.parse_args(argv)
+    if a.providers is None:
+        a.providers = [x for x in PROVIDERS if x != "tilec-b" or a.tilec_b]
+    elif "tilec-b" in a.providers and not a.tilec_b:
+        p.error("provider tilec-b needs --tilec-b")
+    elif a.tilec_b and "tilec-b" not in a.providers:
+        a.providers.append("tilec-b")
     if a.quick:
         a.min_runs, a.min_ms, a.warmup_ms = min(a.min_runs, 10), min(a.min_ms, 50.0), min(a.warmup_ms, 50.0)
     return a
@@ -110,7 +122,7 @@ def run_one(name, make, ref, v, s, a, fl):
     return row, out
 
 
-def run_shape(s, variants, a, tc, l2):
+def run_shape(s, variants, a, tcs, l2):
     """Every variant and provider of shape s -> rows."""
     import torch
     data = vd.shape_data(s["S"], s["B"])
@@ -138,7 +150,7 @@ def run_shape(s, variants, a, tc, l2):
                 bm128[block] = vr.block_mask(v, s, g, block)
             return bm128[block]
 
-        def tilec(bm):
+        def tilec(bm, tc):
             """A tilec provider: its kernel's own config for this shape (as
             the dry run lists it), over a BlockMask of that kernel's BM x BN."""
             k = tc.kernel(v, s["D"], fwd.DTYPES[s["dtype"]], s["S"], bm)
@@ -151,8 +163,9 @@ def run_shape(s, variants, a, tc, l2):
         makers = {
             "flex": lambda: (vr.flex_runner(v, s, g, flex_mask()), inputs, "compiled"),
             "sdpa": lambda: vr.sdpa_runner(v, s, g, inputs, a.sdpa_max_gib * 2**30),
-            "tilec": lambda: tilec(False),
-            "tilec-bm": lambda: tilec(True),
+            "tilec": lambda: tilec(False, tcs["tilec"]),
+            "tilec-b": lambda: tilec(False, tcs.get("tilec-b")),
+            "tilec-bm": lambda: tilec(True, tcs["tilec"]),
         }
         ref = None
         for p in providers_of(v, a):
@@ -160,7 +173,8 @@ def run_shape(s, variants, a, tc, l2):
             row = dict(base, **row)
             if p.startswith("tilec"):  # where its config came from (cached: no compile here)
                 try:
-                    k = tc.kernel(v, s["D"], fwd.DTYPES[s["dtype"]], s["S"], p == "tilec-bm")
+                    k = tcs[p if p == "tilec-b" else "tilec"].kernel(
+                        v, s["D"], fwd.DTYPES[s["dtype"]], s["S"], p == "tilec-bm")
                     row.update(config_origin=k["origin"], fallback=k["fallback"])
                 except RuntimeError:
                     pass
@@ -224,6 +238,13 @@ def print_table(s, rows):
                       f(t.get("speedup_vs_flex"), ".2f"), f(sd.get("tflops")), sd.get("config", "-"),
                       f(t.get("max_abs"), ".1e"), f(t.get("lse_max_abs"), ".1e"),
                       short_status(t), t.get("config", "-")])
+    if any(p == "tilec-b" for _, p in by):  # the A/B: the second tilec, its time over tilec's
+        table[0] += ["tilec-b TF/s", "tilec / tilec-b"]
+        for row, n in zip(table[1:], names):
+            t, b = by.get((n, "tilec"), {}), by.get((n, "tilec-b"), {})
+            ratio = t["tflops"] / b["tflops"] if t.get("tflops") and b.get("tflops") else None
+            row += [f(b.get("tflops")), f(ratio, ".3f")]
+        hdr = table[0]
     w = [max(len(str(row[i])) for row in table) for i in range(len(hdr))]
     print(f"\nbf16, D={s['D']}, S={s['S']}, B={s['B']}, H={s['H']}  "
           "(TF/s on visible pairs; vs plain: tilec time per visible FLOP / plain causal's, "
@@ -303,6 +324,10 @@ def main(argv=None):
     table_path = fwd.CONFIGS / f"flash_fwd.{arch}.json"
     table = fwd.load_table(table_path)
     tc = vr.Tilec(a.tilec, arch, table, workdir)
+    tcs = {"tilec": tc}
+    if a.tilec_b:
+        Path(workdir, "b").mkdir()
+        tcs["tilec-b"] = vr.Tilec(a.tilec_b, arch, table, str(Path(workdir, "b")))
     need_tilec = any(p.startswith("tilec") for p in a.providers)
 
     print(f"plan: {len(shapes)} shapes, arch {arch}, tilec configs from {table_path.relative_to(fwd.ROOT)} "
@@ -316,7 +341,10 @@ def main(argv=None):
 
     compile_rows = []
     if need_tilec:
-        compile_rows = compile_all(shapes, a, tc)
+        for name, t in tcs.items():
+            if len(tcs) > 1:
+                print(f"{name}: {t.exe}")
+            compile_rows += compile_all(shapes, a, t)
     if a.dry_run:
         return 1 if any("error" in r for r in compile_rows) else 0
 
@@ -324,7 +352,7 @@ def main(argv=None):
     props = torch.cuda.get_device_properties(0)
     l2 = getattr(props, "L2_cache_size", 50 << 20)
     meta = {"device": torch.cuda.get_device_name(), "arch": arch, "torch": torch.__version__,
-            "cuda": torch.version.cuda, "tilec": tc.exe,
+            "cuda": torch.version.cuda, "tilec": tc.exe, "tilec_b": a.tilec_b,
             "tilec_config_table": str(table_path.relative_to(fwd.ROOT)),
             "date": time.strftime("%Y-%m-%dT%H:%M:%S"), "argv": sys.argv[1:],
             "min_runs": a.min_runs, "min_ms": a.min_ms, "warmup_ms": a.warmup_ms}
@@ -332,7 +360,7 @@ def main(argv=None):
     rows = []
     for s, vs in shapes:
         print(f"-- D={s['D']} S={s['S']} B={s['B']} H={s['H']}")
-        shape_rows = run_shape(s, vs, a, tc, l2)
+        shape_rows = run_shape(s, vs, a, tcs, l2)
         print_table(s, shape_rows)
         rows += shape_rows
     if a.json:
