@@ -116,8 +116,7 @@ std::optional<Range> MaskBounds::range(Value v) {
 
 /// a + sign * b, when the induction variable's coefficient stays -1, 0
 /// or 1.
-std::optional<Range> MaskBounds::combine(Range a, const Range &b,
-                                         int64_t sign) {
+std::optional<Range> combine(Range a, const Range &b, int64_t sign) {
   a.coef += sign * b.coef;
   if (a.coef < -1 || a.coef > 1)
     return std::nullopt;
@@ -129,15 +128,14 @@ std::optional<Range> MaskBounds::combine(Range a, const Range &b,
   return a;
 }
 
-/// sum(a.terms) - sum(b.terms) + c, built before the loop.
-Value MaskBounds::difference(const Range &a, const Range &b, int64_t c) {
-  Location loc = loop.getLoc();
-  Value x = arith::ConstantOp::create(pre, loc, IntegerAttr::get(ivType(), c));
+Value signedSum(OpBuilder &builder, Location loc, Type type, const Range &a,
+                const Range &b, int64_t c) {
+  Value x = arith::ConstantOp::create(builder, loc, IntegerAttr::get(type, c));
   auto add = [&](Value t, int64_t sign) {
-    if (t.getType() != ivType())
+    if (t.getType() != type)
       return false;
-    x = sign > 0 ? arith::AddIOp::create(pre, loc, x, t).getResult()
-                 : arith::SubIOp::create(pre, loc, x, t).getResult();
+    x = sign > 0 ? arith::AddIOp::create(builder, loc, x, t).getResult()
+                 : arith::SubIOp::create(builder, loc, x, t).getResult();
     return true;
   };
   for (auto [t, s] : a.terms)
@@ -147,6 +145,11 @@ Value MaskBounds::difference(const Range &a, const Range &b, int64_t c) {
     if (!add(t, -s))
       return {};
   return x;
+}
+
+/// sum(a.terms) - sum(b.terms) + c, built before the loop.
+Value MaskBounds::difference(const Range &a, const Range &b, int64_t c) {
+  return signedSum(pre, loop.getLoc(), ivType(), a, b, c);
 }
 
 /// Where every value of `l` is less than every value of `r` + plus:

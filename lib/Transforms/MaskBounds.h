@@ -28,6 +28,14 @@ struct Bound {
   Value x;
 };
 
+/// a + sign * b, when the induction variable's coefficient stays -1, 0
+/// or 1 (MaskBounds.cpp).
+std::optional<Range> combine(Range a, const Range &b, int64_t sign);
+/// c + sum(a.terms) - sum(b.terms) in `type`, built at `b`; null when a
+/// term has another type (shared with tile-version-masks).
+Value signedSum(OpBuilder &builder, Location loc, Type type, const Range &a,
+                const Range &b, int64_t c);
+
 /// Range analysis relative to one loop; builds bounds before the loop.
 class MaskBounds {
 public:
@@ -46,9 +54,6 @@ private:
   Type ivType();
   bool invariant(Value v);
   std::optional<Range> range(Value v);
-  /// a + sign * b, when the induction variable's coefficient stays -1, 0
-  /// or 1.
-  static std::optional<Range> combine(Range a, const Range &b, int64_t sign);
   /// sum(a.terms) - sum(b.terms) + c, built before the loop.
   Value difference(const Range &a, const Range &b, int64_t c);
   /// Where every value of `l` is less than every value of `r` + plus.

@@ -22,7 +22,7 @@
 // Integer arithmetic is assumed not to wrap, as in the program itself.
 //
 //===----------------------------------------------------------------------===//
-#include "lib/Transforms/Passes.h"
+#include "lib/Transforms/MaskBounds.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -35,48 +35,42 @@ namespace mlir::tile {
 
 using namespace mlir;
 using namespace mlir::tile;
+using namespace mlir::tile::masks;
 
 namespace {
-/// Values in [sum(terms) + lo, sum(terms) + hi], terms scalar integers of
-/// one type with a sign.
-struct Range {
-  SmallVector<std::pair<Value, int64_t>> terms;
-  int64_t lo = 0, hi = 0;
-};
+using masks::Range; // not mlir::Range
+/// `v` as `sum of scalars + [lo, hi]` (coefficient of the induction
+/// variable 0: any scalar counts as a term, loop-invariant or not).
+std::optional<Range> rangeOf(Value v);
 
-std::optional<Range> combine(std::optional<Range> a, std::optional<Range> b,
-                             int64_t sign) {
+/// The range of `def`'s operand 0 plus `sign` times operand 1's.
+std::optional<Range> combineOf(Operation *def, int64_t sign) {
+  auto a = rangeOf(def->getOperand(0)), b = rangeOf(def->getOperand(1));
   if (!a || !b)
     return std::nullopt;
-  for (auto [v, s] : b->terms)
-    a->terms.push_back({v, s * sign});
-  a->lo += sign > 0 ? b->lo : -b->hi;
-  a->hi += sign > 0 ? b->hi : -b->lo;
-  return a;
+  return combine(*a, *b, sign);
 }
 
 std::optional<Range> rangeOf(Value v) {
   if (auto c = getConstantIntValue(v))
-    return Range{{}, *c, *c};
+    return Range{0, {}, *c, *c};
   Operation *def = v.getDefiningOp();
   if (v.getType().isSignlessInteger()) {
     if (isa_and_nonnull<arith::AddIOp, arith::SubIOp>(def))
-      return combine(rangeOf(def->getOperand(0)), rangeOf(def->getOperand(1)),
-                     isa<arith::SubIOp>(def) ? -1 : 1);
-    return Range{{{v, 1}}, 0, 0};
+      return combineOf(def, isa<arith::SubIOp>(def) ? -1 : 1);
+    return Range{0, {{v, 1}}, 0, 0};
   }
   if (!def)
     return std::nullopt;
   if (isa<BroadcastOp, ExpandDimsOp, SplatOp>(def))
     return rangeOf(def->getOperand(0));
   if (auto iota = dyn_cast<IotaOp>(def))
-    return Range{{}, 0, cast<TileType>(iota.getType()).getShape()[0] - 1};
+    return Range{0, {}, 0, cast<TileType>(iota.getType()).getShape()[0] - 1};
   if (auto full = dyn_cast<FullOp>(def))
     if (auto c = dyn_cast<IntegerAttr>(full.getValue()))
-      return Range{{}, c.getInt(), c.getInt()};
+      return Range{0, {}, c.getInt(), c.getInt()};
   if (isa<AddOp, SubOp>(def))
-    return combine(rangeOf(def->getOperand(0)), rangeOf(def->getOperand(1)),
-                   isa<SubOp>(def) ? -1 : 1);
+    return combineOf(def, isa<SubOp>(def) ? -1 : 1);
   return std::nullopt;
 }
 
@@ -87,40 +81,23 @@ struct AllTrue {
   scf::ForOp loop;
   bool moves = false; ///< some term is computed in the loop
 
-  /// max(l) < min(r) + plus, as `sum(l) - sum(r) < r.lo + plus - l.hi`;
-  /// null when the terms' types differ or no term is left.
+  /// max(l) < min(r) + plus, as `l.hi - r.lo - plus + sum(l) - sum(r) <
+  /// 0`; null when the terms' types differ or there is no term.
   Value lessThan(const Range &l, const Range &r, int64_t plus) {
-    Value x;
-    Type type;
-    auto add = [&](Value t, int64_t sign) {
-      if (type && t.getType() != type)
-        return false;
-      type = t.getType();
-      if (loop->isAncestor(t.getParentBlock()->getParentOp()))
-        moves = true;
-      if (!x)
-        x = sign > 0 ? t
-                     : arith::SubIOp::create(
-                           b, loc,
-                           arith::ConstantOp::create(b, loc, IntegerAttr::get(type, 0)),
-                           t)
-                           .getResult();
-      else
-        x = sign > 0 ? arith::AddIOp::create(b, loc, x, t).getResult()
-                     : arith::SubIOp::create(b, loc, x, t).getResult();
-      return true;
-    };
-    for (auto [t, s] : l.terms)
-      if (!add(t, s))
-        return {};
-    for (auto [t, s] : r.terms)
-      if (!add(t, -s))
-        return {};
+    Value first = !l.terms.empty()   ? l.terms.front().first
+                  : !r.terms.empty() ? r.terms.front().first
+                                     : Value();
+    if (!first)
+      return {};
+    for (const Range *side : {&l, &r})
+      for (auto [t, s] : side->terms)
+        if (loop->isAncestor(t.getParentBlock()->getParentOp()))
+          moves = true;
+    Value x = signedSum(b, loc, first.getType(), l, r, l.hi - r.lo - plus);
     if (!x)
       return {};
-    Value k = arith::ConstantOp::create(
-        b, loc, IntegerAttr::get(type, r.lo + plus - l.hi));
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x, k);
+    Value zero = arith::ConstantOp::create(b, loc, IntegerAttr::get(x.getType(), 0));
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x, zero);
   }
 
   Value test(Value mask) {

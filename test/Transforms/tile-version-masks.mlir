@@ -6,15 +6,17 @@
 // the mask's ops that only the select used move into the else branch.
 
 // A key block at an index read in the loop: keys = idx * 32 + iota(32) <
-// n is all true iff idx * 32 - n < -31.
+// n is all true iff 31 + idx * 32 - n < 0.
 // CHECK-LABEL: func.func @loaded_index(
 // CHECK-SAME: %{{[^:]*}}: !tile.ptr<i32>, %{{[^:]*}}: !tile.tile<16x32xf32>, %[[N:[^:]*]]: i32
 // CHECK: scf.for
 // CHECK: %[[IDX:.*]] = tile.scalar_load
 // CHECK: %[[START:.*]] = arith.muli %[[IDX]], %{{.*}} : i32
-// CHECK: %[[D:.*]] = arith.subi %[[START]], %[[N]] : i32
-// CHECK: %[[K:.*]] = arith.constant -31 : i32
-// CHECK: %[[ALL:.*]] = arith.cmpi slt, %[[D]], %[[K]] : i32
+// CHECK: %[[C31:.*]] = arith.constant 31 : i32
+// CHECK: %[[MAX:.*]] = arith.addi %[[C31]], %[[START]] : i32
+// CHECK: %[[D:.*]] = arith.subi %[[MAX]], %[[N]] : i32
+// CHECK: %[[Z:.*]] = arith.constant 0 : i32
+// CHECK: %[[ALL:.*]] = arith.cmpi slt, %[[D]], %[[Z]] : i32
 // CHECK: %[[S:.*]] = scf.if %[[ALL]] -> (!tile.tile<16x32xf32>) {
 // CHECK-NEXT: scf.yield %{{.*}} : !tile.tile<16x32xf32>
 // CHECK-NEXT: } else {
