@@ -25,7 +25,10 @@
 // max(X): the masked first iterations (the original body, marked
 // `tile.masked_head`), then the rest with those masks gone, which is split
 // again for masks of the first kind. A mask that fails at both ends (an
-// `and` of the two kinds) is left alone.
+// `and` of the two kinds) is left alone, and so are masks of the second
+// kind that are only tile.where conditions when the loop also has masks of
+// the first kind (one split instead of two; tile-version-masks skips those
+// selects at run time where they are all true).
 //
 // Masks it understands are built with tile.and, broadcast, expand_dims and
 // splat from comparisons (lt, le, gt, ge; signed) of integer tiles of the
@@ -124,7 +127,7 @@ void split(scf::ForOp loop, RewriterBase &rw) {
   // also depends on its box, so each wait has its own).
   SmallVector<std::pair<unsigned, Bound>> known;
   llvm::DenseMap<Value, std::optional<Bound>> boundOf;
-  bool anyHead = false;
+  bool anyHead = false, anyTail = false, headOnlySelects = true;
   for (auto [i, op] : llvm::enumerate(loop.getBody()->getOperations())) {
     Value mask = maskOf(&op);
     if (!mask)
@@ -142,10 +145,20 @@ void split(scf::ForOp loop, RewriterBase &rw) {
       continue;
     known.push_back({unsigned(i), *b});
     anyHead |= b->kind == Bound::AtOrAbove;
+    anyTail |= b->kind == Bound::Below;
+    if (b->kind == Bound::AtOrAbove && !isa<WhereOp>(op))
+      headOnlySelects = false;
   }
   // Masked first iterations are split off first (the rest is split again
-  // for masked last ones), else masked last iterations.
-  Bound::Kind kind = anyHead ? Bound::AtOrAbove : Bound::Below;
+  // for masked last ones), else masked last iterations. A loop masked at
+  // both ends whose head masks are only selects (a sliding window's left
+  // edge before a causal diagonal) splits only its tail: each split loop
+  // runs unpipelined (a masked end) or pays a pipeline prologue and
+  // epilogue (the interior), which a short loop cannot amortise, while
+  // tile-version-masks turns the head's selects into a uniform branch per
+  // iteration of the one pipelined interior loop.
+  bool splitHead = anyHead && !(anyTail && headOnlySelects);
+  Bound::Kind kind = splitHead ? Bound::AtOrAbove : Bound::Below;
   SmallVector<unsigned> dropped;
   llvm::SmallPtrSet<Value, 8> seen;
   Value x;

@@ -129,6 +129,45 @@ module attributes {tile.arch = "sm_90a"} {
 
 // -----
 
+// Selects that fail at opposite ends (a sliding window's left edge and a
+// causal diagonal): one split, the tail's; the head's select stays in the
+// first loop (tile-version-masks skips it at run time). Were the head's
+// mask on a load, the head would be split off too (@head above).
+// CHECK-LABEL: func.func @window(
+// CHECK: scf.for
+// CHECK: tile.cmp ge
+// CHECK: tile.where
+// CHECK-NOT: tile.where
+// CHECK: scf.yield
+// CHECK-NEXT: }
+// CHECK-NOT: masked_head
+// CHECK: scf.for
+// CHECK: tile.where
+// CHECK: tile.where
+// CHECK: } {tile.masked_tail}
+func.func @window(%lo: i32, %n: i32, %left: i32, %right: i32) -> !tile.tile<32xf32> attributes {tile.kernel} {
+  %c32 = arith.constant 32 : i32
+  %zero = tile.full 0.000000e+00 : f32 : <32xf32>
+  %ninf = tile.full 0xFF800000 : f32 : <32xf32>
+  %one = tile.full 1.000000e+00 : f32 : <32xf32>
+  %ls = tile.splat %left : <32xi32>
+  %rs = tile.splat %right : <32xi32>
+  %r = scf.for %i = %lo to %n step %c32 iter_args(%acc = %zero) -> (!tile.tile<32xf32>) : i32 {
+    %iota = tile.iota : <32xi32>
+    %is = tile.splat %i : <32xi32>
+    %idx = tile.add %is, %iota : <32xi32>
+    %below = tile.cmp lt %idx, %rs : <32xi32> -> <32xi1>
+    %above = tile.cmp ge %idx, %ls : <32xi32> -> <32xi1>
+    %s1 = tile.where %below, %one, %ninf : <32xi1>, <32xf32>
+    %s2 = tile.where %above, %s1, %ninf : <32xi1>, <32xf32>
+    %s = tile.add %acc, %s2 : <32xf32>
+    scf.yield %s : !tile.tile<32xf32>
+  }
+  return %r : !tile.tile<32xf32>
+}
+
+// -----
+
 // A mask that fails at both ends (lo <= idx < n: an `and` of the two
 // kinds) is left alone, as is a loop without masks.
 // CHECK-LABEL: func.func @both_ends(
