@@ -43,6 +43,9 @@ def parse_args(argv=None):
     p.add_argument("--tilec-b", metavar="TILEC",
                    help="a second tilec binary (a build before a compiler change): provider "
                         "tilec-b runs the same kernels and configs in the same process, for an A/B")
+    p.add_argument("--schedule-b", metavar="NAME=VALUE,...", default="",
+                   help="schedule fields set in every config of provider tilec-b (tilec-b's binary: "
+                        "--tilec-b, else --tilec), e.g. tma_a: the A/B of a schedule change")
     p.add_argument("--arch", help="sm_90a or sm_80 (default: from the GPU; sm_90a for --dry-run)")
     p.add_argument("--head-dim", nargs="+", type=int, default=HEAD_DIMS)
     p.add_argument("--seqlen", nargs="+", type=int, help=f"default: {SEQLENS}")
@@ -60,11 +63,16 @@ def parse_args(argv=None):
                    help="seqlen 4k (plus 16k for causal and the window), fewer runs")
     p.add_argument("--dry-run", action="store_true", help="print the plan, compile every tilec kernel; no GPU")
     a = p.parse_args(argv)
+    try:
+        a.schedule_b = fwd.parse_schedule(a.schedule_b)
+    except ValueError as e:
+        p.error(f"--schedule-b: {e}")
+    b = a.tilec_b or a.schedule_b
     if a.providers is None:
-        a.providers = [x for x in PROVIDERS if x != "tilec-b" or a.tilec_b]
-    elif "tilec-b" in a.providers and not a.tilec_b:
-        p.error("provider tilec-b needs --tilec-b")
-    elif a.tilec_b and "tilec-b" not in a.providers:
+        a.providers = [x for x in PROVIDERS if x != "tilec-b" or b]
+    elif "tilec-b" in a.providers and not b:
+        p.error("provider tilec-b needs --tilec-b or --schedule-b")
+    elif b and "tilec-b" not in a.providers:
         a.providers.append("tilec-b")
     if a.quick:
         a.min_runs, a.min_ms, a.warmup_ms = min(a.min_runs, 10), min(a.min_ms, 50.0), min(a.warmup_ms, 50.0)
@@ -325,9 +333,10 @@ def main(argv=None):
     table = fwd.load_table(table_path)
     tc = vr.Tilec(a.tilec, arch, table, workdir)
     tcs = {"tilec": tc}
-    if a.tilec_b:
+    if a.tilec_b or a.schedule_b:
         Path(workdir, "b").mkdir()
-        tcs["tilec-b"] = vr.Tilec(a.tilec_b, arch, table, str(Path(workdir, "b")))
+        tcs["tilec-b"] = vr.Tilec(a.tilec_b or a.tilec, arch, table, str(Path(workdir, "b")),
+                                  schedule=a.schedule_b)
     need_tilec = any(p.startswith("tilec") for p in a.providers)
 
     print(f"plan: {len(shapes)} shapes, arch {arch}, tilec configs from {table_path.relative_to(fwd.ROOT)} "

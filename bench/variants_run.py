@@ -47,13 +47,15 @@ class Tilec:
     schedule) that the config table `table` (attention_fwd.load_table) gives
     it as ConfigTable::lookup does: keys T, D and CAUSAL (the variant's), the
     entry of the largest seqlen at or below S (else the smallest). Where tilec
-    refuses that config, the table's default (recorded as a fallback)."""
+    refuses that config, the table's default (recorded as a fallback).
+    `schedule` (fields -> values) is set over every config (--schedule-b)."""
 
-    def __init__(self, exe, arch, table, workdir):
+    def __init__(self, exe, arch, table, workdir, schedule=None):
         found = shutil.which(exe) or (exe if os.path.exists(exe) else None)
         if not found:
             sys.exit(f"error: tilec not found: {exe} (pass --tilec PATH)")
         self.exe, self.arch, self.table, self.dir = os.path.abspath(found), arch, table, Path(workdir)
+        self.schedule = schedule or {}
         self.env = dict(os.environ)
         lib = Path(self.exe).parent.parent / "lib"  # bundle layout: bin/ + lib/
         if lib.is_dir():
@@ -66,7 +68,7 @@ class Tilec:
         origin "T=bf16 D=64 CAUSAL=false seqlen=4096" (the entry) or "default"."""
         keys = {"T": T, "D": str(D), "CAUSAL": fwd.key_text(v.causal)}
         e = fwd.lookup_entry(self.table, keys, S)
-        cfg = e["_cfg"] if e else self.table["_default"]
+        cfg = fwd.with_schedule(e["_cfg"] if e else self.table["_default"], self.schedule)
         origin = (" ".join(f"{k}={e['_match'][k]}" for k in self.table["keys"])
                   + f" {self.table['size']}={e[self.table['size']]}") if e else "default"
         return (sparse_config(cfg) if sparse else cfg), origin

@@ -16,7 +16,7 @@
 //
 //   p = x + nx * y;  first = p / (nx * h) * h;  size = min(h, ny - first)
 //   r = p - first * nx;  X = r / size;  Y = first + r % size
-//   reverse_x: X = nx - 1 - X
+//   reverse_x: X = nx - 1 - min_u(X, nx - 1)   (= nx - 1 - X)
 //
 // Post-condition: the kernel's program ids are read once, at its entry.
 //
@@ -72,8 +72,13 @@ void reorder(func::FuncOp fn, ScheduleAttr s) {
     X = b.div(r, size);
     Y = b.add(first, b.rem(r, size));
   }
-  if (s.getReverseX())
-    X = b.sub(b.sub(nx, b.c(1)), X);
+  if (s.getReverseX()) {
+    // nx - 1 - min_u(X, nx - 1): the clamp is a no-op (X < nx) that
+    // states X's range, so that later passes prove the reversed index
+    // non-negative (a TMA box's first row, tile-tma-loads).
+    Value last = b.sub(nx, b.c(1));
+    X = b.sub(last, arith::MinUIOp::create(ob, b.loc, X, last));
+  }
   for (ProgramIdOp op : ids) {
     op.getResult().replaceAllUsesWith(op.getAxis() == 0 ? X : Y);
     op.erase();

@@ -121,17 +121,20 @@ bool nonNegative(Value v) {
     return nonNegative(def->getOperand(0)) && nonNegative(def->getOperand(1));
   if (auto sub = dyn_cast<arith::SubIOp>(def)) {
     Value a = sub.getLhs();
-    // gx - 1 (tile-persistent's loop runs no program where gx = 0).
-    if (isLogicalGridSize(a) && constantOf(sub.getRhs()) == 1)
+    // gx - 1 (tile-persistent's loop runs no program where gx = 0; a
+    // running program's num_programs is at least 1).
+    if ((isLogicalGridSize(a) || a.getDefiningOp<NumProgramsOp>()) &&
+        constantOf(sub.getRhs()) == 1)
       return true;
     // a - min(x, a) with x >= 0: a query block counted from the last one,
     // gx - 1 - min(x, gx - 1) (tile-persistent's program_id(0)). Unsigned,
-    // a >= 0 too, so that it is the signed minimum.
+    // a >= 0 is enough: the unsigned minimum is then in [0, a], whatever
+    // x is (tile-program-order's reverse_x, nx - 1 - min_u(X, nx - 1)).
     Operation *mn = sub.getRhs().getDefiningOp();
     if (isa_and_nonnull<arith::MinSIOp, arith::MinUIOp>(mn) &&
         llvm::is_contained(mn->getOperands(), a)) {
       Value x = mn->getOperand(mn->getOperand(0) == a ? 1 : 0);
-      return nonNegative(x) && (isa<arith::MinSIOp>(mn) || nonNegative(a));
+      return isa<arith::MinSIOp>(mn) ? nonNegative(x) : nonNegative(a);
     }
     // c - iv with iv < ub <= c + 1 (a loop counting down:
     // `range(top, -1, -BN)`).

@@ -12,7 +12,8 @@
 // CHECK-DAG: %[[NX:.*]] = tile.num_programs 0 : i32
 // CHECK-DAG: %[[ONE:.*]] = arith.constant 1 : i32
 // CHECK: %[[LAST:.*]] = arith.subi %[[NX]], %[[ONE]] : i32
-// CHECK: %[[RX:.*]] = arith.subi %[[LAST]], %[[X]] : i32
+// CHECK: %[[CL:.*]] = arith.minui %[[X]], %[[LAST]] : i32
+// CHECK: %[[RX:.*]] = arith.subi %[[LAST]], %[[CL]] : i32
 // CHECK-NOT: tile.program_id
 // CHECK: arith.addi %[[RX]], %[[Y]]
 // CHECK: tile.program_id 2 : i32
