@@ -13,6 +13,8 @@
 # $OUT/tilec-logs when $OUT is set, else DEST/logs): every step's full output,
 # STEP_TIMEOUT (seconds, default 900; 0: none): a step that runs longer (a
 # kernel that hangs) is killed and reported as timed out, and the next runs.
+# UNPACK_ONLY=1 unpacks, prints the build info and the GPU, and exits 0 (for
+# a command that runs its own steps from DEST).
 # SANITIZE=1 adds compute-sanitizer memcheck/racecheck/synccheck steps over
 # small shapes of every example kernel (SANITIZE_TESTS: GPU test binaries,
 # run with --quick under each tool too).
@@ -60,6 +62,7 @@ else
 fi
 ARCH="${ARCH:-$def_arch}"
 command -v ptxas >/dev/null && echo "ptxas: $(ptxas --version | tail -1)"
+[[ ${UNPACK_ONLY:-} == 1 ]] && exit 0
 
 names=() results=() times=()
 run_step() { # run_step NAME CMD...
