@@ -34,8 +34,10 @@ def TileRemoveLayoutConversions : Pass<"tile-remove-layout-conversions",
     `expand_dims`, `broadcast` or a single-use `load` is replaced by the same
     op computed directly in the wanted layout (but not past a narrowing
     `cast` of costly data: the narrow values move). Conversions of
-    conversions are folded. What remains needs data movement between
-    threads.
+    conversions are folded. A reduction of an elementwise tree over
+    converted loads runs in the loads' layout instead (they keep their
+    16-byte accesses) and only its result is converted. What remains needs
+    data movement between threads.
   }];
   let dependentDialects = ["mlir::tile::TileDialect"];
 }

@@ -140,6 +140,88 @@ struct SinkConversion : OpRewritePattern<ConvertLayoutOp> {
   }
 };
 
+/// A reduction whose operand is an elementwise tree over loads that were
+/// converted out of their (vectorised) layout: the tree and the reduction
+/// run in the loads' layout and only the reduced tile is converted. Cost
+/// model: otherwise SinkConversion retypes each load into the reduction's
+/// layout (for the accumulator layout of a [64, 128] bf16 tile, 4-byte
+/// loads where the load's own layout reads 16 bytes per thread); here the
+/// tree's elementwise ops cost the same in either layout, the reduction
+/// takes a few more shuffles, and the conversion moves M values instead of
+/// M x N. Taken only where every value the tree reads is one of those
+/// conversions (of one source layout) or cheap to recompute, and every op
+/// of the tree feeds only the tree.
+void reduceInLoadLayout(ReduceOp red) {
+  auto srcTy = cast<TileType>(red.getSrc().getType());
+  LayoutAttr from;
+  bool anyLoad = false;
+  llvm::SetVector<Operation *> tree;
+  SmallVector<ConvertLayoutOp> conversions;
+  SmallVector<OpOperand *> cheap;
+  SmallVector<Value> work{red.getSrc()};
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    Operation *def = v.getDefiningOp();
+    if (auto cvt = dyn_cast_or_null<ConvertLayoutOp>(def)) {
+      auto l = cast<TileType>(cvt.getSrc().getType()).getLayout();
+      if (!l || (from && l != from) || !cvt->hasOneUse())
+        return;
+      from = l;
+      anyLoad |= isa_and_nonnull<LoadOp>(cvt.getSrc().getDefiningOp());
+      conversions.push_back(cvt);
+      continue;
+    }
+    if (!def || isa<LoadOp>(def) || !isElementwise(def) ||
+        def->getNumResults() != 1 || def->getNumRegions())
+      return;
+    if (!tree.insert(def))
+      continue;
+    if (tree.size() > 64)
+      return;
+    for (OpOperand &o : def->getOpOperands()) {
+      if (!isa<TileType>(o.get().getType()))
+        continue;
+      Operation *d = o.get().getDefiningOp();
+      if (d && !isa<ConvertLayoutOp>(d) && cheapToRecompute(o.get(), 6) &&
+          !(isElementwise(d) && !isLeaf(d) && !isa<LoadOp>(d) &&
+            d->hasOneUse())) {
+        cheap.push_back(&o); // a constant, splat, iota, ... shared or not
+        continue;
+      }
+      work.push_back(o.get());
+    }
+  }
+  if (!from || !anyLoad || from == srcTy.getLayout())
+    return;
+  // Every op of the tree feeds only the tree or the reduction.
+  for (Operation *op : tree)
+    for (Operation *user : op->getUsers())
+      if (user != red.getOperation() && !tree.contains(user))
+        return;
+  for (ConvertLayoutOp cvt : conversions) {
+    cvt.getResult().replaceAllUsesWith(cvt.getSrc());
+    cvt->erase();
+  }
+  for (OpOperand *o : cheap) {
+    OpBuilder b(o->getOwner());
+    auto t = cast<TileType>(o->get().getType());
+    o->set(ConvertLayoutOp::create(b, o->get().getLoc(), t.withEncoding(from),
+                                   o->get()));
+  }
+  for (Operation *op : tree) {
+    auto t = cast<TileType>(op->getResult(0).getType());
+    op->getResult(0).setType(t.withEncoding(from));
+  }
+  auto resTy = cast<TileType>(red.getType());
+  LayoutAttr old = resTy.getLayout();
+  red.getResult().setType(resTy.withEncoding(sliceLayout(from, red.getAxis())));
+  OpBuilder b(red->getContext());
+  b.setInsertionPointAfter(red);
+  auto back = ConvertLayoutOp::create(b, red.getLoc(), resTy.withEncoding(old),
+                                      red.getResult());
+  red.getResult().replaceAllUsesExcept(back.getResult(), back);
+}
+
 /// Moves a conversion of a value defined outside its loops before them.
 void hoistInvariantConversions(Operation *root) {
   root->walk([](ConvertLayoutOp cvt) {
@@ -159,6 +241,14 @@ struct RemoveLayoutConversionsPass
     : public mlir::tile::impl::TileRemoveLayoutConversionsBase<
           RemoveLayoutConversionsPass> {
   void runOnOperation() override {
+    // Before SinkConversion would retype the loads.
+    SmallVector<ReduceOp> reductions;
+    getOperation().walk([&](ReduceOp r) {
+      if (isa<TileType>(r.getType()))
+        reductions.push_back(r);
+    });
+    for (ReduceOp r : reductions)
+      reduceInLoadLayout(r);
     RewritePatternSet patterns(&getContext());
     patterns.add<SinkConversion>(&getContext());
     ConvertLayoutOp::getCanonicalizationPatterns(patterns, &getContext());

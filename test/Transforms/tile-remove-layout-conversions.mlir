@@ -280,3 +280,53 @@ func.func @narrow_after_cast(%x: !tile.tile<16x16xf32, #acc>) -> (!tile.tile<16x
   %3 = tile.convert_layout %2 : !tile.tile<16x16xbf16, #acc> -> !tile.tile<16x16xbf16, #wide>
   return %1, %3 : !tile.tile<16x16xbf16, #wide>, !tile.tile<16x16xbf16, #wide>
 }
+
+// -----
+
+// A reduction of an elementwise tree over loads converted out of their
+// 16-byte layout (#vec: 8 bf16 per thread along a row) into the
+// accumulator layout (#acc: 2 per thread): the loads keep #vec, the casts,
+// the product and the reduction run in #vec, and only the reduced 16
+// values convert (#vrow -> #arow). A tree whose value has another user
+// outside it (@reduce_tree_shared below) is left to SinkConversion, which
+// issues the loads in #acc.
+#vec = #tile.layout<regs = [[0, 1], [0, 2], [0, 4], [4, 0], [8, 0]], lanes = [[0, 8], [0, 16], [0, 32], [1, 0], [2, 0]], warps = []>
+#acc = #tile.layout<regs = [[0, 1], [8, 0], [0, 8], [0, 16], [0, 32]], lanes = [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warps = []>
+#arow = #tile.layout<regs = [[8]], lanes = [[0], [0], [1], [2], [4]], warps = []>
+// CHECK-LABEL: func.func @reduce_in_load_layout
+// CHECK: %[[A:.*]] = tile.load %{{.*}} : <16x64x!tile.ptr<bf16>, [[VEC:#tile.layout<regs = \[\[0, 1\], \[0, 2\], \[0, 4\], \[4, 0\], \[8, 0\]\][^>]*>]]>
+// CHECK: %[[FA:.*]] = tile.cast %[[A]] : <16x64xbf16, [[VEC]]> -> <16x64xf32, [[VEC]]>
+// CHECK: %[[B:.*]] = tile.load %{{.*}} : <16x64x!tile.ptr<bf16>, [[VEC]]>
+// CHECK: %[[FB:.*]] = tile.cast %[[B]] : <16x64xbf16, [[VEC]]> -> <16x64xf32, [[VEC]]>
+// CHECK: %[[P:.*]] = tile.mul %[[FA]], %[[FB]] : <16x64xf32, [[VEC]]>
+// CHECK: %[[R:.*]] = tile.reduce sum %[[P]] {axis = 1 : i32} : <16x64xf32, [[VEC]]> -> <16xf32, [[VROW:#tile.layout<regs = \[\[4\], \[8\]\][^>]*>]]>
+// CHECK: %[[C:.*]] = tile.convert_layout %[[R]] : <16xf32, [[VROW]]> -> <16xf32, [[AROW:#tile.layout<regs = \[\[8\]\][^>]*>]]>
+// CHECK: return %[[C]] : !tile.tile<16xf32, [[AROW]]>
+func.func @reduce_in_load_layout(%pa: !tile.tile<16x64x!tile.ptr<bf16>, #vec>, %pb: !tile.tile<16x64x!tile.ptr<bf16>, #vec>) -> !tile.tile<16xf32, #arow> {
+  %a = tile.load %pa : <16x64x!tile.ptr<bf16>, #vec> -> <16x64xbf16, #vec>
+  %ca = tile.convert_layout %a : <16x64xbf16, #vec> -> <16x64xbf16, #acc>
+  %fa = tile.cast %ca : <16x64xbf16, #acc> -> <16x64xf32, #acc>
+  %b = tile.load %pb : <16x64x!tile.ptr<bf16>, #vec> -> <16x64xbf16, #vec>
+  %cb = tile.convert_layout %b : <16x64xbf16, #vec> -> <16x64xbf16, #acc>
+  %fb = tile.cast %cb : <16x64xbf16, #acc> -> <16x64xf32, #acc>
+  %p = tile.mul %fa, %fb : <16x64xf32, #acc>
+  %r = tile.reduce sum %p {axis = 1 : i32} : <16x64xf32, #acc> -> <16xf32, #arow>
+  return %r : !tile.tile<16xf32, #arow>
+}
+
+// -----
+
+#vec = #tile.layout<regs = [[0, 1], [0, 2], [0, 4], [4, 0], [8, 0]], lanes = [[0, 8], [0, 16], [0, 32], [1, 0], [2, 0]], warps = []>
+#acc = #tile.layout<regs = [[0, 1], [8, 0], [0, 8], [0, 16], [0, 32]], lanes = [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warps = []>
+#arow = #tile.layout<regs = [[8]], lanes = [[0], [0], [1], [2], [4]], warps = []>
+// CHECK-LABEL: func.func @reduce_tree_shared
+// CHECK: tile.load %{{.*}} : <16x64x!tile.ptr<bf16>, [[ACC:#tile.layout<regs = \[\[0, 1\], \[8, 0\][^>]*>]]> -> <16x64xbf16, [[ACC]]>
+// CHECK-NOT: tile.convert_layout
+// CHECK: tile.reduce sum %{{.*}} {axis = 1 : i32} : <16x64xf32, [[ACC]]>
+func.func @reduce_tree_shared(%pa: !tile.tile<16x64x!tile.ptr<bf16>, #vec>) -> (!tile.tile<16xf32, #arow>, !tile.tile<16x64xf32, #acc>) {
+  %a = tile.load %pa : <16x64x!tile.ptr<bf16>, #vec> -> <16x64xbf16, #vec>
+  %ca = tile.convert_layout %a : <16x64xbf16, #vec> -> <16x64xbf16, #acc>
+  %fa = tile.cast %ca : <16x64xbf16, #acc> -> <16x64xf32, #acc>
+  %r = tile.reduce sum %fa {axis = 1 : i32} : <16x64xf32, #acc> -> <16xf32, #arow>
+  return %r, %fa : !tile.tile<16xf32, #arow>, !tile.tile<16x64xf32, #acc>
+}
