@@ -12,7 +12,8 @@
 //     where(m, a, b)  ->  if (all of m) { a } else { where(m, a, b) }
 //
 // with `all of m` a scalar test built just before it: m is tile.and,
-// broadcast, expand_dims and splat of signed comparisons of integer tiles
+// tile.or (either side's test will do), broadcast, expand_dims and splat
+// of signed comparisons of integer tiles
 // `sum of scalars + [lo, hi]` (iota, splat, full, add, sub), and
 // `max(L) < min(R)` is `sum(L) - sum(R) < min(R) - max(L)` on the scalars.
 // The test is uniform across the program's threads (a branch, no
@@ -109,6 +110,14 @@ struct AllTrue {
     if (isa<AndOp, arith::AndIOp>(def)) {
       Value x = test(def->getOperand(0)), y = test(def->getOperand(1));
       return x && y ? arith::AndIOp::create(b, loc, x, y).getResult() : Value();
+    }
+    // `a or b` is all true where either side is: a test of one side is
+    // enough (a prefix-LM's `k <= q || k < prefix`).
+    if (isa<OrOp, arith::OrIOp>(def)) {
+      Value x = test(def->getOperand(0)), y = test(def->getOperand(1));
+      if (x && y)
+        return arith::OrIOp::create(b, loc, x, y);
+      return x ? x : y;
     }
     auto cmp = dyn_cast<CmpOp>(def);
     if (!cmp)

@@ -121,3 +121,73 @@ func.func @left_alone(%s: !tile.tile<32xf32>, %n: i32, %m: i32) -> !tile.tile<32
   }
   return %r2 : !tile.tile<32xf32>
 }
+
+// -----
+
+// A prefix-LM mask, keys <= rows || keys < p (p read once before the
+// loop): all true where either side is, so the test is the `or` of the two
+// sides' tests; one side that cannot be tested (a loaded mask) leaves the
+// other's test alone.
+// CHECK-LABEL: func.func @prefix_or(
+// CHECK: scf.for
+// CHECK: %[[T1:.*]] = arith.cmpi slt
+// CHECK: %[[T2:.*]] = arith.cmpi slt
+// CHECK: %[[ALL:.*]] = arith.ori %[[T1]], %[[T2]] : i1
+// CHECK: scf.if %[[ALL]]
+// CHECK: } else {
+// CHECK: tile.or
+// CHECK: tile.where
+// CHECK-LABEL: func.func @or_one_side(
+// CHECK: scf.for
+// CHECK: %[[T:.*]] = arith.cmpi slt
+// CHECK-NOT: arith.ori
+// CHECK: scf.if %[[T]]
+func.func @prefix_or(%s: !tile.tile<16x32xf32>, %q0: i32, %p: i32, %nb: i32) -> !tile.tile<16x32xf32> attributes {tile.kernel} {
+  %c0 = arith.constant 0 : i32
+  %c32 = arith.constant 32 : i32
+  %zero = tile.full 0.000000e+00 : f32 : <16x32xf32>
+  %ninf = tile.full 0xFF800000 : f32 : <16x32xf32>
+  %iota32 = tile.iota : <32xi32>
+  %iota16 = tile.iota : <16xi32>
+  %qs = tile.splat %q0 : <16xi32>
+  %rows = tile.add %qs, %iota16 : <16xi32>
+  %rows1 = tile.expand_dims %rows {axis = 1 : i32} : <16xi32> -> <16x1xi32>
+  %rowsb = tile.broadcast %rows1 : <16x1xi32> -> <16x32xi32>
+  %ps = tile.splat %p : <1x32xi32>
+  %r = scf.for %i = %c0 to %nb step %c32 iter_args(%acc = %zero) -> (!tile.tile<16x32xf32>) : i32 {
+    %is = tile.splat %i : <32xi32>
+    %keys = tile.add %is, %iota32 : <32xi32>
+    %keys1 = tile.expand_dims %keys {axis = 0 : i32} : <32xi32> -> <1x32xi32>
+    %keysb = tile.broadcast %keys1 : <1x32xi32> -> <16x32xi32>
+    %causal = tile.cmp le %keysb, %rowsb : <16x32xi32> -> <16x32xi1>
+    %pre = tile.cmp lt %keys1, %ps : <1x32xi32> -> <1x32xi1>
+    %preb = tile.broadcast %pre : <1x32xi1> -> <16x32xi1>
+    %m = tile.or %causal, %preb : <16x32xi1>
+    %w = tile.where %m, %s, %ninf : <16x32xi1>, <16x32xf32>
+    %a = tile.add %acc, %w : <16x32xf32>
+    scf.yield %a : !tile.tile<16x32xf32>
+  }
+  return %r : !tile.tile<16x32xf32>
+}
+
+func.func @or_one_side(%s: !tile.tile<16x32xf32>, %bits: !tile.tile<16x32x!tile.ptr<i1>>, %p: i32, %nb: i32) -> !tile.tile<16x32xf32> attributes {tile.kernel} {
+  %c0 = arith.constant 0 : i32
+  %c32 = arith.constant 32 : i32
+  %zero = tile.full 0.000000e+00 : f32 : <16x32xf32>
+  %ninf = tile.full 0xFF800000 : f32 : <16x32xf32>
+  %iota32 = tile.iota : <32xi32>
+  %ps = tile.splat %p : <32xi32>
+  %r = scf.for %i = %c0 to %nb step %c32 iter_args(%acc = %zero) -> (!tile.tile<16x32xf32>) : i32 {
+    %is = tile.splat %i : <32xi32>
+    %keys = tile.add %is, %iota32 : <32xi32>
+    %pre = tile.cmp lt %keys, %ps : <32xi32> -> <32xi1>
+    %pre1 = tile.expand_dims %pre {axis = 0 : i32} : <32xi1> -> <1x32xi1>
+    %preb = tile.broadcast %pre1 : <1x32xi1> -> <16x32xi1>
+    %ld = tile.load %bits : <16x32x!tile.ptr<i1>> -> <16x32xi1>
+    %m = tile.or %ld, %preb : <16x32xi1>
+    %w = tile.where %m, %s, %ninf : <16x32xi1>, <16x32xf32>
+    %a = tile.add %acc, %w : <16x32xf32>
+    scf.yield %a : !tile.tile<16x32xf32>
+  }
+  return %r : !tile.tile<16x32xf32>
+}
