@@ -57,7 +57,7 @@ VARIANTS = [
                     "  return k_idx <= q_idx && document_mask(b, h, q_idx, k_idx, aux_f, aux_i, aux_n);\n"
                     "}\nkernel v_document_bm = flex_fwd_sparse<MASK_MOD = doc_causal>;"),
     Variant("prefix_lm", "prefix-LM (bidirectional prefix, causal rest)", False,
-            "kernel v_prefix = flex_fwd<MASK_MOD = prefix_lm_mask>;",
+            "kernel v_prefix = flex_fwd<MASK_MOD = prefix_lm_mask, KEY_HI = prefix_lm_keys>;",
             imports=("flex_fwd.tile", "mods.tile"), ref="noncausal",
             bm_tile="kernel v_prefix_bm = flex_fwd_sparse<MASK_MOD = prefix_lm_mask>;"),
     Variant("blocksparse", f"random 50%-dense block mask ({SPARSE_BLOCK}x{SPARSE_BLOCK} blocks)", False,

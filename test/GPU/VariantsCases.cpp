@@ -25,6 +25,8 @@ std::string VariantCase::source() const {
     params.push_back("SCORE_MOD = " + scoreModName);
   if (!maskModName.empty())
     params.push_back("MASK_MOD = " + maskModName);
+  if (!keyHiName.empty())
+    params.push_back("KEY_HI = " + keyHiName);
   if (!sinks.empty())
     params.push_back("SINKS = true");
   std::string text = "// tile-gpu-variants: " + name + "\n" +
@@ -275,13 +277,24 @@ std::vector<VariantCase> makeVariantCases(std::mt19937_64 &rng) {
     };
   }
 
-  // Prefix-LM (mods.tile): prefixes 0, inside, past the end, odd.
-  c = add(shape("prefix_lm_bhsd_bf16_d64", BF, 64, 4, 2, 2, 300, 300, false));
-  c->maskModName = "prefix_lm_mask";
-  c->auxI = {0, 50, 400, 129};
-  c->maskMod = [pre = c->auxI](int b, int, int i, int j) {
-    return j <= i || j < pre[std::size_t(b)];
-  };
+  // Prefix-LM (mods.tile): prefixes 0, inside, past the end, odd; then
+  // with its key bound (KEY_HI = prefix_lm_keys: the blocks past
+  // max(q_last + 1, prefix) skipped), bf16 and f16 at D = 128 on [B, S, H,
+  // D], a prefix ending inside a block.
+  for (bool bounded : {false, true}) {
+    c = add(shape(bounded ? "prefix_lm_keyhi_bshd_f16_d128"
+                          : "prefix_lm_bhsd_bf16_d64",
+                  bounded ? F16 : BF, bounded ? 128 : 64, 4, 2, 2, 300, 300,
+                  bounded));
+    c->maskModName = "prefix_lm_mask";
+    if (bounded)
+      c->keyHiName = "prefix_lm_keys";
+    c->auxI = bounded ? std::vector<int>{0, 77, 400, 200}
+                      : std::vector<int>{0, 50, 400, 129};
+    c->maskMod = [pre = c->auxI](int b, int, int i, int j) {
+      return j <= i || j < pre[std::size_t(b)];
+    };
+  }
 
   // Block-sparse (flex_fwd_sparse.tile): partial blocks under a causal
   // mask_mod, full blocks, empty rows, garbage past the counts.

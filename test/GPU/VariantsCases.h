@@ -43,6 +43,7 @@ struct VariantCase {
   // The user's file: its own helpers and the hooks it names.
   std::string helpers;   ///< "fn ...;" lines, may be empty
   std::string scoreModName, maskModName; ///< empty: the kernel's identity
+  std::string keyHiName; ///< flex_fwd's KEY_HI hook; empty: every key
   // Parameters of the instance and the reference (VariantProblem).
   bool causal = false, bottomRight = false;
   int windowLeft = -1, windowRight = -1;
