@@ -51,7 +51,7 @@ VARIANTS = [
     Variant("sinks", "attention sinks (one logit per head), non-causal", False,
             "kernel v_sinks = flex_fwd<SINKS = true>;", ref="noncausal", sdpa="sinks"),
     Variant("document", "document masking (packed docs), causal", True,
-            "kernel v_document = flex_fwd<MASK_MOD = document_mask, CAUSAL = true>;",
+            "kernel v_document = flex_fwd<MASK_MOD = document_mask, CAUSAL = true, KEY_LO = document_start>;",
             imports=("flex_fwd.tile", "mods.tile"),
             bm_tile="fn doc_causal(b, h, q_idx, k_idx, aux_f, aux_i, aux_n) {\n"
                     "  return k_idx <= q_idx && document_mask(b, h, q_idx, k_idx, aux_f, aux_i, aux_n);\n"
@@ -142,7 +142,9 @@ def gpu_data(v, s, data):
         g = torch.Generator(device="cuda").manual_seed(S + 7)
         out["sinks"] = torch.randn(H, device="cuda", dtype=torch.float32, generator=g)
     if v.name == "document":
-        ids = [[d for d, n in enumerate(lens) for _ in range(n)] for lens in data["docs"]]
+        # each token labelled by its document's first position (what
+        # mods.tile's document_start needs; the masks only compare labels)
+        ids = [[sum(lens[:d]) for d, n in enumerate(lens) for _ in range(n)] for lens in data["docs"]]
         out["doc"] = torch.tensor(ids, device="cuda", dtype=torch.int32)  # [B, S]
         out["aux_i"], out["aux_n"] = out["doc"], S
     if v.name == "prefix_lm":

@@ -27,6 +27,8 @@ std::string VariantCase::source() const {
     params.push_back("MASK_MOD = " + maskModName);
   if (!keyHiName.empty())
     params.push_back("KEY_HI = " + keyHiName);
+  if (!keyLoName.empty())
+    params.push_back("KEY_LO = " + keyLoName);
   if (!sinks.empty())
     params.push_back("SINKS = true");
   std::string text = "// tile-gpu-variants: " + name + "\n" +
@@ -94,6 +96,18 @@ std::vector<int> documentIds(std::mt19937_64 &rng, int b, int s) {
     }
   }
   return ids;
+}
+
+/// The same documents labelled by their first position (cu_seqlens-style,
+/// what mods.tile's document_start needs to skip key blocks).
+std::vector<int> documentStarts(const std::vector<int> &ids, int b, int s) {
+  std::vector<int> out(ids.size());
+  for (int i = 0; i < b; ++i)
+    for (int t = 0; t < s; ++t) {
+      std::size_t at = std::size_t(i * s + t);
+      out[at] = t > 0 && ids[at] == ids[at - 1] ? out[at - 1] : t;
+    }
+  return out;
 }
 
 /// A random BlockMask: rows with no blocks (every fifth, first included),
@@ -271,6 +285,27 @@ std::vector<VariantCase> makeVariantCases(std::mt19937_64 &rng) {
     c->causal = causal;
     c->maskModName = "document_mask";
     c->auxI = documentIds(rng, c->batch, c->sq);
+    c->auxN = c->sq;
+    c->maskMod = [ids = c->auxI, n = c->sq](int b, int, int i, int j) {
+      return ids[std::size_t(b * n + i)] == ids[std::size_t(b * n + j)];
+    };
+  }
+
+  // Causal document masking with its key start (KEY_LO = document_start):
+  // ids labelled by their first position (blocks before a query block's
+  // document skipped), and the labels above (not positions: detected,
+  // every block visited).
+  for (bool starts : {true, false}) {
+    c = add(shape(starts ? "document_keylo_causal_bshd_bf16_d128"
+                         : "document_keylo_ids_causal_bhsd_f16_d64",
+                  starts ? BF : F16, starts ? 128 : 64, 3, 2, 2, 300, 300,
+                  starts));
+    c->causal = true;
+    c->maskModName = "document_mask";
+    c->keyLoName = "document_start";
+    c->auxI = documentIds(rng, c->batch, c->sq);
+    if (starts)
+      c->auxI = documentStarts(c->auxI, c->batch, c->sq);
     c->auxN = c->sq;
     c->maskMod = [ids = c->auxI, n = c->sq](int b, int, int i, int j) {
       return ids[std::size_t(b * n + i)] == ids[std::size_t(b * n + j)];

@@ -44,6 +44,7 @@ struct VariantCase {
   std::string helpers;   ///< "fn ...;" lines, may be empty
   std::string scoreModName, maskModName; ///< empty: the kernel's identity
   std::string keyHiName; ///< flex_fwd's KEY_HI hook; empty: every key
+  std::string keyLoName; ///< flex_fwd's KEY_LO hook; empty: every key
   // Parameters of the instance and the reference (VariantProblem).
   bool causal = false, bottomRight = false;
   int windowLeft = -1, windowRight = -1;
