@@ -275,6 +275,15 @@ std::vector<VariantCase> makeVariantCases(std::mt19937_64 &rng) {
   c = add(shape("sinks_bshd_f32_d64", F32, 64, 1, 3, 3, 200, 200, true));
   c->sinks = {0.5f, -1e4f, 1e4f};
 
+  // document_mask over `ids` ([B, Sq], labels compared for equality).
+  auto documents = [](VariantCase *c, std::vector<int> ids) {
+    c->maskModName = "document_mask";
+    c->auxI = std::move(ids);
+    c->auxN = c->sq;
+    c->maskMod = [ids = c->auxI, n = c->sq](int b, int, int i, int j) {
+      return ids[std::size_t(b * n + i)] == ids[std::size_t(b * n + j)];
+    };
+  };
   // Document masking (mods.tile): empty and one-token documents.
   for (bool causal : {true, false}) {
     c = add(shape(causal ? "document_causal_bhsd_bf16_d64"
@@ -283,12 +292,7 @@ std::vector<VariantCase> makeVariantCases(std::mt19937_64 &rng) {
                   !causal),
             causal);
     c->causal = causal;
-    c->maskModName = "document_mask";
-    c->auxI = documentIds(rng, c->batch, c->sq);
-    c->auxN = c->sq;
-    c->maskMod = [ids = c->auxI, n = c->sq](int b, int, int i, int j) {
-      return ids[std::size_t(b * n + i)] == ids[std::size_t(b * n + j)];
-    };
+    documents(c, documentIds(rng, c->batch, c->sq));
   }
 
   // Causal document masking with its key start (KEY_LO = document_start):
@@ -301,15 +305,9 @@ std::vector<VariantCase> makeVariantCases(std::mt19937_64 &rng) {
                   starts ? BF : F16, starts ? 128 : 64, 3, 2, 2, 300, 300,
                   starts));
     c->causal = true;
-    c->maskModName = "document_mask";
     c->keyLoName = "document_start";
-    c->auxI = documentIds(rng, c->batch, c->sq);
-    if (starts)
-      c->auxI = documentStarts(c->auxI, c->batch, c->sq);
-    c->auxN = c->sq;
-    c->maskMod = [ids = c->auxI, n = c->sq](int b, int, int i, int j) {
-      return ids[std::size_t(b * n + i)] == ids[std::size_t(b * n + j)];
-    };
+    std::vector<int> ids = documentIds(rng, c->batch, c->sq);
+    documents(c, starts ? documentStarts(ids, c->batch, c->sq) : ids);
   }
 
   // Prefix-LM (mods.tile): prefixes 0, inside, past the end, odd; then
