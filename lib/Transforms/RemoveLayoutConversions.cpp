@@ -172,7 +172,7 @@ void reduceInLoadLayout(ReduceOp red) {
       continue;
     }
     if (!def || isa<LoadOp>(def) || !isElementwise(def) ||
-        def->getNumResults() != 1 || def->getNumRegions())
+        def->getNumResults() != 1)
       return;
     if (!tree.insert(def))
       continue;
@@ -181,14 +181,16 @@ void reduceInLoadLayout(ReduceOp red) {
     for (OpOperand &o : def->getOpOperands()) {
       if (!isa<TileType>(o.get().getType()))
         continue;
+      // Conversions and single-use elementwise ops join the tree; other
+      // cheap values (constants, splats, a mask shared with other users)
+      // are recomputed in the loads' layout.
       Operation *d = o.get().getDefiningOp();
-      if (d && !isa<ConvertLayoutOp>(d) && cheapToRecompute(o.get(), 6) &&
-          !(isElementwise(d) && !isLeaf(d) && !isa<LoadOp>(d) &&
-            d->hasOneUse())) {
-        cheap.push_back(&o); // a constant, splat, iota, ... shared or not
-        continue;
-      }
-      work.push_back(o.get());
+      bool joins = d && (isa<ConvertLayoutOp>(d) ||
+                         (isElementwise(d) && !isa<LoadOp>(d) && d->hasOneUse()));
+      if (!joins && cheapToRecompute(o.get(), 6))
+        cheap.push_back(&o);
+      else
+        work.push_back(o.get());
     }
   }
   if (!from || !anyLoad || from == srcTy.getLayout())
