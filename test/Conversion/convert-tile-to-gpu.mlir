@@ -213,8 +213,9 @@ func.func @reduce_across_warps(%p: !tile.ptr<f32>) attributes {tile.kernel, tile
 // -----
 
 // A conversion that moves elements to other lanes goes through shared
-// memory between two barriers (16 f32 = 64 B); one that only permutes the
-// registers of each thread is a vector.shuffle.
+// memory between two barriers (16 f32 = 64 B), each side's consecutive
+// registers as one access (#col: two pairs, 8-byte vector loads); one that
+// only permutes the registers of each thread is a vector.shuffle.
 #row = #tile.layout<regs = [[8]], lanes = [[0], [0], [1], [2], [4]], warps = []>
 #col = #tile.layout<regs = [[1], [8]], lanes = [[2], [4], [0], [0], [0]], warps = []>
 #col2 = #tile.layout<regs = [[8], [1]], lanes = [[2], [4], [0], [0], [0]], warps = []>
@@ -225,11 +226,13 @@ func.func @reduce_across_warps(%p: !tile.ptr<f32>) attributes {tile.kernel, tile
 // CHECK: gpu.barrier
 // CHECK-COUNT-2: memref.store %{{.*}}, %[[BUF]][%{{.*}}] : memref<16xf32, #gpu.address_space<workgroup>>
 // CHECK-NEXT: gpu.barrier
-// CHECK: %[[L0:.*]] = memref.load %[[BUF]]
-// CHECK: %[[L1:.*]] = memref.load %[[BUF]]
-// CHECK: %[[L2:.*]] = memref.load %[[BUF]]
-// CHECK: %[[L3:.*]] = memref.load %[[BUF]]
-// CHECK: %[[V:.*]] = vector.from_elements %[[L0]], %[[L1]], %[[L2]], %[[L3]] : vector<4xf32>
+// CHECK: %[[P0:.*]] = vector.load %[[BUF]][%{{.*}}] {alignment = 8 : i64} : memref<16xf32, #gpu.address_space<workgroup>>, vector<2xf32>
+// CHECK-NEXT: %[[L0:.*]] = vector.extract %[[P0]][0]
+// CHECK-NEXT: %[[L1:.*]] = vector.extract %[[P0]][1]
+// CHECK: %[[P1:.*]] = vector.load %[[BUF]][%{{.*}}] {alignment = 8 : i64}
+// CHECK-NEXT: %[[L2:.*]] = vector.extract %[[P1]][0]
+// CHECK-NEXT: %[[L3:.*]] = vector.extract %[[P1]][1]
+// CHECK-NEXT: %[[V:.*]] = vector.from_elements %[[L0]], %[[L1]], %[[L2]], %[[L3]] : vector<4xf32>
 // CHECK-NEXT: vector.shuffle %[[V]], %[[V]] [0, 2, 1, 3] : vector<4xf32>, vector<4xf32>
 // CHECK-NOT: gpu.barrier
 // CHECK: gpu.return
@@ -239,6 +242,29 @@ func.func @convert_layouts(%p: !tile.ptr<f32>) attributes {tile.kernel, tile.sch
   %z = tile.convert_layout %y : !tile.tile<16xf32, #col> -> !tile.tile<16xf32, #col2>
   %ps = tile.splat %p : !tile.tile<16x!tile.ptr<f32>, #col2>
   tile.store %ps, %z : !tile.tile<16x!tile.ptr<f32>, #col2>, !tile.tile<16xf32, #col2>
+  return
+}
+
+// -----
+
+// A transposing conversion: the source holds 8 consecutive elements down a
+// column, the destination pairs along a row. The buffer is column-major
+// (one 16-byte store and 8 loads, not 8 stores and 4 loads).
+#down = #tile.layout<regs = [[1, 0], [2, 0], [4, 0]], lanes = [[8, 0], [0, 1], [0, 2], [0, 4], [0, 8]], warps = []>
+#frag = #tile.layout<regs = [[0, 1], [8, 0], [0, 8]], lanes = [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warps = []>
+// CHECK-LABEL: gpu.func @convert_transposing
+// CHECK: %[[BUF:.*]] = memref.view {{.*}} to memref<256xbf16, #gpu.address_space<workgroup>>
+// CHECK: gpu.barrier
+// CHECK: vector.store %{{.*}}, %[[BUF]][%{{.*}}] {alignment = 16 : i64} : memref<256xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
+// CHECK-NEXT: gpu.barrier
+// CHECK-COUNT-8: memref.load %[[BUF]]
+// CHECK-NOT: vector.load
+// CHECK: gpu.return
+func.func @convert_transposing(%p: !tile.ptr<bf16>) attributes {tile.kernel, tile.schedule = #tile.schedule<num_warps = 1>} {
+  %x = tile.full 1.0 : bf16 : !tile.tile<16x16xbf16, #down>
+  %y = tile.convert_layout %x : !tile.tile<16x16xbf16, #down> -> !tile.tile<16x16xbf16, #frag>
+  %ps = tile.splat %p : !tile.tile<16x16x!tile.ptr<bf16>, #frag>
+  tile.store %ps, %y : !tile.tile<16x16x!tile.ptr<bf16>, #frag>, !tile.tile<16x16xbf16, #frag>
   return
 }
 

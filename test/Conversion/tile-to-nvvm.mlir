@@ -28,7 +28,7 @@
 // CHECK: llvm.getelementptr {{.*}} : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, f32
 // CHECK: llvm.store %{{.*}}, %{{.*}} : f32, !llvm.ptr<3>
 // CHECK: nvvm.barrier0
-// CHECK: llvm.load %{{.*}} : !llvm.ptr<3> -> f32
+// CHECK: llvm.load %{{.*}} {alignment = 8 : i64} : !llvm.ptr<3> -> vector<2xf32>
 // CHECK: llvm.inline_asm has_side_effects {{.*}}st.global.b32
 // CHECK: llvm.return
 func.func @loop_and_convert(%p: !tile.ptr<f32>, %n: i32) attributes {tile.kernel, tile.schedule = #tile.schedule<num_warps = 2>} {

@@ -112,11 +112,19 @@ exchangeAcrossLanes(OpBuilder &b, Location loc, KernelInfo &k,
   return fromWords(b, loc, words, elt, int64_t(vals.size()));
 }
 
-/// Linear index (row-major over `shape`) of register `reg`, as an index.
+/// Linear index of register `reg` over `shape`, row-major with dimension
+/// `minor` moved last (the contiguous one; default the last), as an index.
 Value linearIndex(OpBuilder &b, Location loc, ArrayRef<Value> threadPart,
-                  LayoutAttr l, int64_t reg, ArrayRef<int64_t> shape) {
+                  LayoutAttr l, int64_t reg, ArrayRef<int64_t> shape,
+                  int64_t minor = -1) {
+  SmallVector<unsigned> order;
+  for (unsigned d = 0; d < shape.size(); ++d)
+    if (int64_t(d) != minor)
+      order.push_back(d);
+  if (minor >= 0)
+    order.push_back(unsigned(minor));
   Value idx = i32Const(b, loc, 0);
-  for (unsigned d = 0; d < shape.size(); ++d) {
+  for (unsigned d : order) {
     Value c = elementCoord(b, loc, threadPart[d], l, reg, d);
     idx = arith::AddIOp::create(
         b, loc, arith::MulIOp::create(b, loc, idx, i32Const(b, loc, shape[d])), c);
@@ -173,25 +181,57 @@ struct ConvertLayoutLowering : TilePattern<ConvertLayoutOp> {
     }
     // Through shared memory: every thread writes what it holds, reads what
     // it needs.
+    // Registers that are consecutive in the row-major buffer move as one
+    // vector access (the buffer starts 16-byte aligned unless programs of a
+    // CTA share the scratch area at a run-time stride).
     Type st = storageType(rw, elt);
     Value buf = sharedBuffer(rw, loc, k, st, tt.getNumElements());
+    bool vectors = st == elt && k.members == 1 && k.persistentBytes % 16 == 0;
+    int64_t bytes = st.getIntOrFloatBitWidth() / 8;
+    // The buffer's contiguous dimension: the one that takes the fewest
+    // accesses on both sides (a transposing conversion stores whole
+    // vectors column-major rather than single elements row-major).
+    unsigned rank = tt.getRank();
+    int64_t minor = rank - 1, wSrc = 1, wDst = 1, best = -1;
+    for (unsigned d = rank; vectors && d-- > 0;) {
+      int64_t ws = sharedVectorWidth(src, bytes, d);
+      int64_t wd = sharedVectorWidth(dst, bytes, d);
+      int64_t accesses = src.getNumRegs() / ws + dst.getNumRegs() / wd;
+      if (best < 0 || accesses < best)
+        std::tie(best, minor, wSrc, wDst) = std::make_tuple(accesses, d, ws, wd);
+    }
     ctaBarrier(rw, loc, k);
     SmallVector<Value> srcPart = threadParts(rw, loc, k, src);
     SmallVector<Value> vals = unpack(rw, loc, a.getSrc());
-    for (int64_t r = 0; r < src.getNumRegs(); ++r) {
+    for (int64_t r = 0; r < src.getNumRegs(); r += wSrc) {
+      Value at = linearIndex(rw, loc, srcPart, src, r, tt.getShape(), minor);
+      if (wSrc > 1) {
+        Value v = vector::FromElementsOp::create(
+            rw, loc, VectorType::get({wSrc}, st),
+            ArrayRef<Value>(vals).slice(r, wSrc));
+        vector::StoreOp::create(rw, loc, v, buf, at, /*nontemporal=*/false,
+                                rw.getI64IntegerAttr(wSrc * bytes));
+        continue;
+      }
       Value v = vals[r];
       if (st != elt)
         v = arith::ExtUIOp::create(rw, loc, st, v);
-      memref::StoreOp::create(
-          rw, loc, v, buf,
-          linearIndex(rw, loc, srcPart, src, r, tt.getShape()));
+      memref::StoreOp::create(rw, loc, v, buf, at);
     }
     ctaBarrier(rw, loc, k);
     SmallVector<Value> dstPart = threadParts(rw, loc, k, dst);
     SmallVector<Value> out;
-    for (int64_t r = 0; r < dst.getNumRegs(); ++r) {
-      Value v = memref::LoadOp::create(
-          rw, loc, buf, linearIndex(rw, loc, dstPart, dst, r, tt.getShape()));
+    for (int64_t r = 0; r < dst.getNumRegs(); r += wDst) {
+      Value at = linearIndex(rw, loc, dstPart, dst, r, tt.getShape(), minor);
+      if (wDst > 1) {
+        Value v = vector::LoadOp::create(rw, loc, VectorType::get({wDst}, st),
+                                         buf, at, /*nontemporal=*/false,
+                                         rw.getI64IntegerAttr(wDst * bytes));
+        for (int64_t j = 0; j < wDst; ++j)
+          out.push_back(vector::ExtractOp::create(rw, loc, v, j));
+        continue;
+      }
+      Value v = memref::LoadOp::create(rw, loc, buf, at);
       if (st != elt)
         v = arith::TruncIOp::create(rw, loc, elt, v);
       out.push_back(v);

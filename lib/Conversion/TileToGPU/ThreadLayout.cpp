@@ -151,6 +151,25 @@ Value lowering::dynamicSharedBase(OpBuilder &b, Location loc) {
       memref::ExtractAlignedPointerAsIndexOp::create(b, loc, smem));
 }
 
+int64_t lowering::sharedVectorWidth(LayoutAttr l, int64_t eltBytes, unsigned last) {
+  unsigned rank = l.getRank();
+  int64_t w = std::min<int64_t>(leadingRegsAlong(l, last), 16 / eltBytes);
+  if (w * eltBytes < 4)
+    return 1;
+  unsigned skip = llvm::Log2_64(w);
+  auto aligned = [&](ArrayRef<int64_t> flat, unsigned n, unsigned from) {
+    for (unsigned i = from; i < n; ++i)
+      if (basisAt(flat, rank, i)[last] % w)
+        return false;
+    return true;
+  };
+  if (!aligned(l.getRegs(), l.getNumRegBits(), skip) ||
+      !aligned(l.getLanes(), 5, 0) ||
+      !aligned(l.getWarps(), l.getNumWarpBits(), 0))
+    return 1;
+  return w;
+}
+
 Value lowering::sharedBuffer(OpBuilder &b, Location loc, KernelInfo &k,
                              Type elemType, int64_t numElems) {
   int64_t bytes = numElems * byteSize(elemType);

@@ -122,6 +122,14 @@ Value elementCoord(OpBuilder &b, Location loc, Value threadPart, LayoutAttr l,
 /// (replicated layouts), so side effects happen once.
 Value isOwner(OpBuilder &b, Location loc, KernelInfo &k, LayoutAttr l);
 
+/// Elements one shared-memory access of `l`'s registers can move when
+/// dimension `last` is the buffer's contiguous one: its leading registers
+/// along it, up to 16 bytes, when every other basis keeps those groups
+/// aligned (a multiple of the group along that dimension) and the group is
+/// at least 4 bytes; else 1. One st/ld.shared.v4 in place of eight 2-byte
+/// accesses.
+int64_t sharedVectorWidth(LayoutAttr l, int64_t eltBytes, unsigned last);
+
 /// A view of dynamic shared memory as `numElems` elements of `elemType`;
 /// records the size in `k`.
 Value sharedBuffer(OpBuilder &b, Location loc, KernelInfo &k, Type elemType,

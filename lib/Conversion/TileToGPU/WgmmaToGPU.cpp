@@ -130,8 +130,9 @@ Value storeSwizzled(ConversionPatternRewriter &rw, Location loc, KernelInfo &ki,
   ctaBarrier(rw, loc, ki);
   SmallVector<Value> bvals = unpack(rw, loc, bv);
   Value t0 = threadCoord(rw, loc, ki, lb, 0), t1 = threadCoord(rw, loc, ki, lb, 1);
-  int64_t vec16 = 16 / eltBytes; // elements of one 16-byte store
-  int64_t vec = leadingRegsAlong(lb, inner) >= vec16 ? vec16 : 1;
+  // 4-16 byte pieces of a row stay contiguous under the 16-byte swizzle.
+  int64_t vec = sharedVectorWidth(lb, eltBytes, inner);
+  int64_t words = vec * eltBytes / 4;
   auto i16 = rw.getI16Type();
   for (int64_t r = 0; r < lb.getNumRegs(); r += vec) {
     Value c0 = elementCoord(rw, loc, t0, lb, r, 0);
@@ -142,9 +143,13 @@ Value storeSwizzled(ConversionPatternRewriter &rw, Location loc, KernelInfo &ki,
     if (vec > 1) {
       SmallVector<Value> ops = {addr};
       llvm::append_range(ops, toWords(rw, loc, ArrayRef(bvals).slice(r, vec),
-                                      elt, 4));
-      ptx(rw, loc, Type(), ops, "st.shared.v4.b32 [$0], {$1, $2, $3, $4};",
-          "r,r,r,r,r", /*sideEffects=*/true);
+                                      elt, words));
+      ptx(rw, loc, Type(), ops,
+          words == 4   ? "st.shared.v4.b32 [$0], {$1, $2, $3, $4};"
+          : words == 2 ? "st.shared.v2.b32 [$0], {$1, $2};"
+                       : "st.shared.b32 [$0], $1;",
+          words == 4 ? "r,r,r,r,r" : words == 2 ? "r,r,r" : "r,r",
+          /*sideEffects=*/true);
     } else if (eltBytes == 1) {
       Value bits = arith::ExtUIOp::create(
           rw, loc, i16, arith::BitcastOp::create(rw, loc, rw.getI8Type(), bvals[r]));
