@@ -270,6 +270,29 @@ func.func @convert_transposing(%p: !tile.ptr<bf16>) attributes {tile.kernel, til
 
 // -----
 
+// Rows of 64 bytes or more are padded by 16 bytes (16 x 32 bf16 across two
+// warps: rows 40 elements apart, 1280 bytes): the destination's pairs of 8
+// rows fall in different banks; each side still moves whole vectors.
+#rows = #tile.layout<regs = [[0, 1], [0, 2], [0, 4]], lanes = [[0, 8], [0, 16], [1, 0], [2, 0], [4, 0]], warps = [[8, 0]]>
+#pairs = #tile.layout<regs = [[0, 1], [0, 8], [8, 0]], lanes = [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warps = [[0, 16]]>
+// CHECK-LABEL: gpu.func @convert_padded
+// CHECK-SAME: tile.shared_memory = 1280 : i64
+// CHECK: %[[BUF:.*]] = memref.view {{.*}} to memref<640xbf16, #gpu.address_space<workgroup>>
+// CHECK: arith.constant 40 : i32
+// CHECK: vector.store %{{.*}}, %[[BUF]][%{{.*}}] {alignment = 16 : i64} : memref<640xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
+// CHECK-NEXT: gpu.barrier
+// CHECK-COUNT-4: vector.load %[[BUF]][%{{.*}}] {alignment = 4 : i64} : memref<640xbf16, #gpu.address_space<workgroup>>, vector<2xbf16>
+// CHECK: gpu.return
+func.func @convert_padded(%p: !tile.ptr<bf16>) attributes {tile.kernel, tile.schedule = #tile.schedule<num_warps = 2>} {
+  %x = tile.full 1.0 : bf16 : !tile.tile<16x32xbf16, #rows>
+  %y = tile.convert_layout %x : !tile.tile<16x32xbf16, #rows> -> !tile.tile<16x32xbf16, #pairs>
+  %ps = tile.splat %p : !tile.tile<16x32x!tile.ptr<bf16>, #pairs>
+  tile.store %ps, %y : !tile.tile<16x32x!tile.ptr<bf16>, #pairs>, !tile.tile<16x32xbf16, #pairs>
+  return
+}
+
+// -----
+
 // A conversion that trades register bases for lane bases inside the warp
 // (here the m16n8 accumulator to 8 consecutive bf16 per thread, as wide
 // stores want) exchanges 32-bit words (two bf16 each) with gpu.shuffle xor:

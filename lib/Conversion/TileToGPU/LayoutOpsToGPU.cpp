@@ -113,22 +113,23 @@ exchangeAcrossLanes(OpBuilder &b, Location loc, KernelInfo &k,
 }
 
 /// Linear index of register `reg` over `shape`, row-major with dimension
-/// `minor` moved last (the contiguous one; default the last), as an index.
+/// `minor` moved last (the contiguous one; default the last) and rows
+/// `rowStride` elements apart (default dense), as an index.
 Value linearIndex(OpBuilder &b, Location loc, ArrayRef<Value> threadPart,
                   LayoutAttr l, int64_t reg, ArrayRef<int64_t> shape,
-                  int64_t minor = -1) {
-  SmallVector<unsigned> order;
+                  int64_t minor = -1, int64_t rowStride = 0) {
+  unsigned last = minor >= 0 ? unsigned(minor) : shape.size() - 1;
+  Value major = i32Const(b, loc, 0);
   for (unsigned d = 0; d < shape.size(); ++d)
-    if (int64_t(d) != minor)
-      order.push_back(d);
-  if (minor >= 0)
-    order.push_back(unsigned(minor));
-  Value idx = i32Const(b, loc, 0);
-  for (unsigned d : order) {
-    Value c = elementCoord(b, loc, threadPart[d], l, reg, d);
-    idx = arith::AddIOp::create(
-        b, loc, arith::MulIOp::create(b, loc, idx, i32Const(b, loc, shape[d])), c);
-  }
+    if (d != last)
+      major = arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, major, i32Const(b, loc, shape[d])),
+          elementCoord(b, loc, threadPart[d], l, reg, d));
+  Value idx = arith::AddIOp::create(
+      b, loc,
+      arith::MulIOp::create(b, loc, major,
+                            i32Const(b, loc, rowStride ? rowStride : shape[last])),
+      elementCoord(b, loc, threadPart[last], l, reg, last));
   return arith::IndexCastOp::create(b, loc, b.getIndexType(), idx);
 }
 
@@ -185,7 +186,6 @@ struct ConvertLayoutLowering : TilePattern<ConvertLayoutOp> {
     // vector access (the buffer starts 16-byte aligned unless programs of a
     // CTA share the scratch area at a run-time stride).
     Type st = storageType(rw, elt);
-    Value buf = sharedBuffer(rw, loc, k, st, tt.getNumElements());
     bool vectors = st == elt && k.members == 1 && k.persistentBytes % 16 == 0;
     int64_t bytes = st.getIntOrFloatBitWidth() / 8;
     // The buffer's contiguous dimension: the one that takes the fewest
@@ -200,11 +200,21 @@ struct ConvertLayoutLowering : TilePattern<ConvertLayoutOp> {
       if (best < 0 || accesses < best)
         std::tie(best, minor, wSrc, wDst) = std::make_tuple(accesses, d, ws, wd);
     }
+    // Rows of 64 bytes or more get 16 bytes of padding: 16-byte pieces of
+    // 8 consecutive rows (an mma fragment's 4 lanes per row) or a column
+    // fall in different banks, and each register's address stays the
+    // thread's plus a constant.
+    int64_t rowElems = tt.getShape()[minor], rowStride = rowElems;
+    if (rank > 1 && rowElems * bytes >= 64 && (rowElems * bytes) % 16 == 0)
+      rowStride += 16 / bytes;
+    Value buf = sharedBuffer(rw, loc, k, st,
+                             tt.getNumElements() / rowElems * rowStride);
     ctaBarrier(rw, loc, k);
     SmallVector<Value> srcPart = threadParts(rw, loc, k, src);
     SmallVector<Value> vals = unpack(rw, loc, a.getSrc());
     for (int64_t r = 0; r < src.getNumRegs(); r += wSrc) {
-      Value at = linearIndex(rw, loc, srcPart, src, r, tt.getShape(), minor);
+      Value at = linearIndex(rw, loc, srcPart, src, r, tt.getShape(), minor,
+                             rowStride);
       if (wSrc > 1) {
         Value v = vector::FromElementsOp::create(
             rw, loc, VectorType::get({wSrc}, st),
@@ -222,7 +232,8 @@ struct ConvertLayoutLowering : TilePattern<ConvertLayoutOp> {
     SmallVector<Value> dstPart = threadParts(rw, loc, k, dst);
     SmallVector<Value> out;
     for (int64_t r = 0; r < dst.getNumRegs(); r += wDst) {
-      Value at = linearIndex(rw, loc, dstPart, dst, r, tt.getShape(), minor);
+      Value at = linearIndex(rw, loc, dstPart, dst, r, tt.getShape(), minor,
+                             rowStride);
       if (wDst > 1) {
         Value v = vector::LoadOp::create(rw, loc, VectorType::get({wDst}, st),
                                          buf, at, /*nontemporal=*/false,
