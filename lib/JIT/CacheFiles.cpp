@@ -3,6 +3,7 @@
 #include "CacheFiles.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -84,9 +85,12 @@ std::string openCacheDir(const std::string &dir) {
     return "it is writable by group or others (mode " + modeText(st.st_mode) +
            "; 'chmod go-w' makes it usable)";
 
-  // Writable? Root passes access(2) checks, so try it.
-  std::string probe =
-      dir + "/.probe.tmp." + std::to_string(::getpid()) + ".0";
+  // Writable? Root passes access(2) checks, so try it: a name of its own
+  // per call, since caches of one process may open the directory at once
+  // on several threads (a shared name fails with EEXIST).
+  static std::atomic<unsigned> probes{0};
+  std::string probe = dir + "/.probe.tmp." + std::to_string(::getpid()) +
+                      "." + std::to_string(probes++);
   int fd = ::open(probe.c_str(),
                   O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0)

@@ -14,11 +14,13 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <csignal>
 #include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <sys/stat.h>
+#include <thread>
 #include <unistd.h>
 
 using namespace tile;
@@ -189,6 +191,38 @@ TEST(CacheGuard, SymlinkedDirectoryOfAnotherUserIsBypassed) {
   EXPECT_TRUE(contains(err, "symbolic link owned by uid 65534")) << err;
   ASSERT_TRUE(jit.compileSource(kSource, "k.tile"));
   EXPECT_TRUE(fs::is_empty(real));
+}
+
+TEST(CacheGuard, JITsOpeningOneDirectoryAtOnceAllUseIt) {
+  // Threads of one process construct their JITs on one directory at the
+  // same moment: each must find it writable (its entry reaches the disk),
+  // none may fall back to memory over another's write probe.
+  TempDir tmp;
+  constexpr int kThreads = 8, kRounds = 40;
+  testing::internal::CaptureStderr();
+  for (int round = 0; round < kRounds; ++round) {
+    std::atomic<int> ready{0};
+    std::vector<std::thread> threads;
+    std::vector<FakeCompiler> compilers(kThreads);
+    for (int t = 0; t < kThreads; ++t)
+      threads.emplace_back([&, t] {
+        ready++;
+        while (ready.load() < kThreads) {
+        }
+        JIT jit(jitOptions(tmp.path()), compilers[t].fn());
+        std::string src = "kernel k<D = " + std::to_string(round * kThreads + t) +
+                          ">(x: ptr<f32>) {}";
+        EXPECT_TRUE(jit.compileSource(src, "k.tile"));
+      });
+    for (std::thread &th : threads)
+      th.join();
+  }
+  std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_FALSE(contains(err, "is not used")) << err;
+  int ptx = 0;
+  for (const fs::directory_entry &e : fs::directory_iterator(tmp.path()))
+    ptx += e.path().extension() == ".ptx";
+  EXPECT_EQ(ptx, kThreads * kRounds);
 }
 
 TEST(CacheGuard, UnwritableDirectoryDegradesToMemoryWithOneWarning) {
