@@ -70,6 +70,8 @@ run_step() { # run_step NAME CMD...
   if [[ -n ${ONLY:-} && ! $name =~ $ONLY ]]; then return; fi
   local log="$LOG_DIR/$name.log" t=$SECONDS rc
   printf '\n---- %s: %s\n' "$name" "$*"
+  # Line-buffered stdout: a step that times out still shows its last case.
+  command -v stdbuf >/dev/null && set -- stdbuf -oL -eL "$@"
   if ((${STEP_TIMEOUT:-900} > 0)) && command -v timeout >/dev/null; then
     timeout -k 10 "${STEP_TIMEOUT:-900}" "$@" >"$log" 2>&1 </dev/null
   else
