@@ -30,6 +30,8 @@ SEQLENS = [1024, 2048, 4096, 8192, 16384, 32768, 65536]
 TOKENS = 65536   # batch = TOKENS / seqlen
 HIDDEN = 2048    # heads = HIDDEN / head_dim, as in attention_fwd.py
 PROVIDERS = ["tilec-linear", "tilec-softmax", "torch-chunked", "torch-compile", "tilec-linear-bwd"]
+# --tilec-b's binary running the same kernels in the same process (an A/B)
+B_PROVIDERS = ["tilec-linear-b", "tilec-linear-bwd-b"]
 
 
 def linear_flops(s, C):
@@ -75,7 +77,13 @@ def parse_args(argv=None):
                    help="programs of the segmented forward that run at once on one SM, "
                         "the wave segments() plans with (default 0: the driver's occupancy; "
                         f"--dry-run: {PROGRAMS_PER_SM})")
-    p.add_argument("--providers", nargs="+", default=PROVIDERS, choices=PROVIDERS)
+    p.add_argument("--tilec-b", metavar="TILEC", default=None,
+                   help="a second tilec (e.g. the build before a change): providers "
+                        "tilec-linear-b and tilec-linear-bwd-b run the same kernels with it, "
+                        "in the same process, after the same warm-up")
+    p.add_argument("--providers", nargs="+", default=None, choices=PROVIDERS + B_PROVIDERS,
+                   help="default: all of " + ", ".join(PROVIDERS) +
+                        ", and with --tilec-b also " + ", ".join(B_PROVIDERS))
     p.add_argument("--arch", default=None, help="--dry-run's arch (default sm_90a)")
     p.add_argument("--min-runs", type=int, default=10)
     p.add_argument("--min-ms", type=float, default=200.0)
@@ -83,7 +91,12 @@ def parse_args(argv=None):
     p.add_argument("--out", default=None, help="directory for results.json")
     p.add_argument("--dry-run", action="store_true", help="compile every tilec kernel, no GPU")
     p.add_argument("--self-test", action="store_true", help="the pure-Python logic, no GPU")
-    return p.parse_args(argv)
+    a = p.parse_args(argv)
+    if a.providers is None:
+        a.providers = PROVIDERS + (B_PROVIDERS if a.tilec_b else [])
+    if any(x in B_PROVIDERS for x in a.providers) and not a.tilec_b:
+        p.error("providers " + ", ".join(B_PROVIDERS) + " need --tilec-b")
+    return a
 
 
 def self_test():
@@ -123,8 +136,9 @@ def softmax_cfg(table, s):
 
 def dry_run(a):
     arch = a.arch or "sm_90a"
-    with tempfile.TemporaryDirectory() as work:
+    with tempfile.TemporaryDirectory() as work, tempfile.TemporaryDirectory() as work_b:
         lt = LinearTilec(a.tilec, LINEAR_TILE, arch, work)
+        lt_b = LinearTilec(a.tilec_b, LINEAR_TILE, arch, work_b) if a.tilec_b else None
         sm = af.Tilec(a.tilec, af.TILE, arch, work)
         table = load_softmax_table(arch)
         bad = 0
@@ -139,9 +153,12 @@ def dry_run(a):
             try:
                 for v in [None, "seg", "segsum"] + BWD_KERNELS if nseg > 1 else [None] + BWD_KERNELS:
                     lt.compile_linear(T, s["D"], a.chunk, a.kind, v)
+                    if lt_b:
+                        lt_b.compile_linear(T, s["D"], a.chunk, a.kind, v)
                 cfg = softmax_cfg(table, s)
                 sm.compile(T, s["D"], True, cfg)
-                line += f"; backward; softmax {af.cfg_str(cfg)}: compiled"
+                line += f"; backward; softmax {af.cfg_str(cfg)}: compiled" + \
+                    (" (linear kernels by --tilec-b too)" if lt_b else "")
             except RuntimeError as e:
                 line += f": {e}"
                 bad += 1
@@ -164,6 +181,8 @@ def run(a):
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
     work = tempfile.mkdtemp(prefix="linear-bench-")
     lt = LinearTilec(a.tilec, LINEAR_TILE, arch, work)
+    lt_b = LinearTilec(a.tilec_b, LINEAR_TILE, arch, tempfile.mkdtemp(prefix="linear-bench-b-")) \
+        if a.tilec_b else None
     sm = af.Tilec(a.tilec, af.TILE, arch, work)
     table = load_softmax_table(arch)
     compiled = torch.compile(torch_chunked, dynamic=False)
@@ -178,8 +197,9 @@ def run(a):
         runners = {}
         for p in a.providers:
             try:
-                if p == "tilec-linear":
-                    fn = linear_runner(lt, s, a.chunk, a.kind, a.programs_per_sm)
+                if p in ("tilec-linear", "tilec-linear-b"):
+                    fn = linear_runner(lt if p == "tilec-linear" else lt_b, s, a.chunk, a.kind,
+                                       a.programs_per_sm)
                     runners[p] = (fn, linear_flops(s, a.chunk))
                 elif p == "tilec-softmax":
                     fn = af.tilec_runner(sm, s, softmax_cfg(table, s))
@@ -191,7 +211,8 @@ def run(a):
                     runners[p] = ((lambda q, k, v: compiled(q, k, v, a.chunk, a.kind)),
                                   linear_flops(s, a.chunk))
                 else:  # three scans of about a forward's products each
-                    runners[p] = (linear_bwd_runner(lt, s, a.chunk, a.kind),
+                    runners[p] = (linear_bwd_runner(lt if p == "tilec-linear-bwd" else lt_b, s,
+                                                    a.chunk, a.kind),
                                   3 * linear_flops(s, a.chunk))
             except Exception as e:  # one provider's failure is a row, not the end
                 rows.append(dict(s, provider=p, status="error", error=str(e)))
@@ -201,6 +222,8 @@ def run(a):
         nseg = getattr(runners.get("tilec-linear", (None,))[0], "nseg", "?")
         configs = {"tilec-linear": f"C={a.chunk},BV={bv},W={warps},NSEG={nseg}",
                    "tilec-linear-bwd": f"C={a.chunk},BK={bv},W={warps}",
+                   "tilec-linear-b": f"C={a.chunk},BV={bv},W={warps},NSEG={nseg}",
+                   "tilec-linear-bwd-b": f"C={a.chunk},BK={bv},W={warps}",
                    "tilec-softmax": af.cfg_str(softmax_cfg(table, s)),
                    "torch-chunked": f"C={a.chunk}", "torch-compile": f"C={a.chunk}"}
         for p, (fn, fl) in runners.items():
@@ -208,7 +231,7 @@ def run(a):
             try:
                 out = fn(*inputs[0])
                 torch.cuda.synchronize()
-                if p not in ("tilec-softmax", "tilec-linear-bwd"):  # other functions (the
+                if p not in ("tilec-softmax", "tilec-linear-bwd", "tilec-linear-bwd-b"):  # (the
                     # backward's parity: tile-gpu-linear-attn-bwd)
                     row["rel_l2"] = ((out.float() - ref).norm() / ref.norm()).item()
                 ms, _ = af.time_ms(fn, inputs, a.min_runs, a.min_ms, a.warmup_ms)
@@ -254,6 +277,13 @@ def summarize(rows, a):
                     "linear_over_torch_compile": {s["S"]: (tps("tilec-linear", s) or 0) /
                                                   tps("torch-compile", s)
                                                   for s in plan if tps("torch-compile", s)}}
+            for p in ("tilec-linear", "tilec-linear-bwd"):  # the A/B of --tilec-b
+                ab = {s["S"]: tps(p, s) / tps(p + "-b", s)
+                      for s in plan if tps(p, s) and tps(p + "-b", s)}
+                if ab:
+                    item[f"{p}_over_b"] = ab
+                    print(f"{dt} D={D} {p} / {p}-b: " +
+                          ", ".join(f"S={k} {v:.3f}" for k, v in ab.items()))
             out.append(item)
             print(f"\n{dt} D={D}: linear attention is faster than causal softmax attention "
                   f"from seqlen {x if x else 'never (in this sweep)'}; at {last['S']}: "
