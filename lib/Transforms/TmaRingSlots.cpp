@@ -120,7 +120,14 @@ tma::ringBases(ArrayRef<std::pair<scf::ForOp, Match>> rings,
               b, l, before, tripsOf(b, l, cast<scf::ForOp>(loops[k - 1])));
         else if (counter)
           sum = arith::AddIOp::create(b, l, counter, zero);
-        at.push_back(k == 0 && !counter ? Value() : sum);
+        // The first loop gets a base too (0): a base makes each copy sit in
+        // an scf.if of its condition. A predicated copy (no base) still
+        // passes its copy point: with three or more stages every warp
+        // arrives on the stage's empty barrier, and the next loop's first
+        // copy, numbered the same as the first loop's last (skipped)
+        // one-ahead copy, would arrive again, one phase too many, and the
+        // issuing thread would wait for a phase that never completes.
+        at.push_back(sum);
         before = sum;
       }
       it = made.emplace(loops, at).first;

@@ -252,13 +252,19 @@ module attributes {tile.arch = "sm_90a"} {
 // Two loops one after the other (a block-sparse kernel's partial and full
 // blocks) that load the same box of the same tensor share one slot: the
 // second loop's copies are numbered on from the first's (copy trips + i,
-// trips the iterations the first ran), each in an scf.if of its condition.
-// A box of another tensor (%v) gets a slot of its own.
+// trips the iterations the first ran). Every copy of the shared slot, the
+// first loop's too, sits in an scf.if of its condition: a predicated copy
+// would still pass its copy point, and the first loop's skipped one-ahead
+// copy and the second loop's first copy (one number) would both arrive on
+// the stage's empty barrier. A box of another tensor (%v) gets a slot of
+// its own, its copies predicated.
 // CHECK-LABEL: func.func @consecutive(
 // CHECK-SAME: %{{[^:]*}}: !tile.tile<64x64xbf16>, %[[K:[^:]*]]: !tile.ptr<bf16>, %[[V:[^:]*]]: !tile.ptr<bf16>
-// CHECK: tile.tma_copy %[[K]], {{.*}}slot = 0 : i64, stages = 3 : i64}
+// CHECK: scf.if %{{.*}} {
+// CHECK: tile.tma_copy %[[K]], %{{.*}}, %{{.*}}, %true {{.*}}slot = 0 : i64, stages = 3 : i64}
 // CHECK: scf.for
-// CHECK: tile.tma_copy %[[K]], {{.*}}slot = 0 : i64, stages = 3 : i64}
+// CHECK: scf.if %{{.*}} {
+// CHECK: tile.tma_copy %[[K]], %{{.*}}, %{{.*}}, %true {{.*}}slot = 0 : i64, stages = 3 : i64}
 // CHECK: scf.yield
 // CHECK: %[[TRIPS:.*]] = arith.select
 // CHECK: %[[BASE:.*]] = arith.addi %{{.*}}, %[[TRIPS]] : i32
