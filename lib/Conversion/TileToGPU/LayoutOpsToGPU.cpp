@@ -5,9 +5,10 @@
 // (vector.shuffle); conversions that trade register bases for lane bases
 // inside warps exchange registers with gpu.shuffle xor (one round per
 // traded pair), then pick registers; other conversions go through shared
-// memory; reductions
-// combine in registers, then across lanes with gpu.shuffle xor, then across
-// warps through shared memory.
+// memory (vector accesses, the contiguous dimension chosen for the fewest,
+// rows padded by 16 bytes against bank conflicts); reductions combine in
+// registers, then across lanes with gpu.shuffle xor, then across warps
+// through shared memory.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Conversion/TileToGPU/ThreadLayout.h"
@@ -181,8 +182,7 @@ struct ConvertLayoutLowering : TilePattern<ConvertLayoutOp> {
       return success();
     }
     // Through shared memory: every thread writes what it holds, reads what
-    // it needs.
-    // Registers that are consecutive in the row-major buffer move as one
+    // it needs. Registers that are consecutive in the buffer move as one
     // vector access (the buffer starts 16-byte aligned unless programs of a
     // CTA share the scratch area at a run-time stride).
     Type st = storageType(rw, elt);
