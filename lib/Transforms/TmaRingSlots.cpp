@@ -16,6 +16,14 @@
 // outer loop carries one count for the slot (the iterations of all its
 // loops), as for a single ring (ringBase).
 //
+// Every loop of a shared slot has a base (the first loop's is 0), so each
+// of its copies sits in an scf.if of its condition: no copy point is passed
+// without a copy. The first loop's one-ahead copy after its last iteration
+// has the number of the second loop's first copy; were it a predicated
+// copy, both copy points would arrive on the stage's empty barrier (kernels
+// without a producer, three or more stages) and the phases would run one
+// ahead of the copies: a wait that never returns.
+//
 //===----------------------------------------------------------------------===//
 #include "lib/Transforms/TmaBox.h"
 
