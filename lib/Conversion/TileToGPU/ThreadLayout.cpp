@@ -151,6 +151,33 @@ Value lowering::dynamicSharedBase(OpBuilder &b, Location loc) {
       memref::ExtractAlignedPointerAsIndexOp::create(b, loc, smem));
 }
 
+Value lowering::linearIndex(OpBuilder &b, Location loc,
+                            ArrayRef<Value> threadPart, LayoutAttr l,
+                            int64_t reg, ArrayRef<int64_t> shape,
+                            int64_t minor, int64_t rowStride) {
+  unsigned last = minor >= 0 ? unsigned(minor) : shape.size() - 1;
+  Value major = i32Const(b, loc, 0);
+  for (unsigned d = 0; d < shape.size(); ++d)
+    if (d != last)
+      major = arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, major, i32Const(b, loc, shape[d])),
+          elementCoord(b, loc, threadPart[d], l, reg, d));
+  Value idx = arith::AddIOp::create(
+      b, loc,
+      arith::MulIOp::create(b, loc, major,
+                            i32Const(b, loc, rowStride ? rowStride : shape[last])),
+      elementCoord(b, loc, threadPart[last], l, reg, last));
+  return arith::IndexCastOp::create(b, loc, b.getIndexType(), idx);
+}
+
+SmallVector<Value> lowering::threadParts(OpBuilder &b, Location loc,
+                                         KernelInfo &k, LayoutAttr l) {
+  SmallVector<Value> out;
+  for (unsigned d = 0; d < l.getRank(); ++d)
+    out.push_back(threadCoord(b, loc, k, l, d));
+  return out;
+}
+
 int64_t lowering::sharedVectorWidth(LayoutAttr l, int64_t eltBytes, unsigned last) {
   unsigned rank = l.getRank();
   int64_t w = std::min<int64_t>(leadingRegsAlong(l, last), 16 / eltBytes);

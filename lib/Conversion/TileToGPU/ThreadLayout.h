@@ -122,6 +122,16 @@ Value elementCoord(OpBuilder &b, Location loc, Value threadPart, LayoutAttr l,
 /// (replicated layouts), so side effects happen once.
 Value isOwner(OpBuilder &b, Location loc, KernelInfo &k, LayoutAttr l);
 
+/// Linear index of register `reg` over `shape`, row-major with dimension
+/// `minor` moved last (the contiguous one; default the last) and rows
+/// `rowStride` elements apart (default dense), as an index.
+Value linearIndex(OpBuilder &b, Location loc, ArrayRef<Value> threadPart,
+                  LayoutAttr l, int64_t reg, ArrayRef<int64_t> shape,
+                  int64_t minor = -1, int64_t rowStride = 0);
+/// threadCoord of every dimension of `l`.
+SmallVector<Value> threadParts(OpBuilder &b, Location loc, KernelInfo &k,
+                               LayoutAttr l);
+
 /// Elements one shared-memory access of `l`'s registers can move when
 /// dimension `last` is the buffer's contiguous one: its leading registers
 /// along it, up to 16 bytes, when every other basis keeps those groups
@@ -231,6 +241,8 @@ void populateElementwisePatterns(TypeConverter &tc, RewritePatternSet &p,
 void populateIntPatterns(TypeConverter &tc, RewritePatternSet &p,
                          LoweringState &s);
 void populateMemoryPatterns(TypeConverter &tc, RewritePatternSet &p,
+                            LoweringState &s);
+void populateReducePatterns(TypeConverter &tc, RewritePatternSet &p,
                             LoweringState &s);
 void populateLayoutOpPatterns(TypeConverter &tc, RewritePatternSet &p,
                               LoweringState &s);

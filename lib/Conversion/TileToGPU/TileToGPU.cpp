@@ -278,6 +278,7 @@ struct ConvertTileToGPUPass
     populateIntPatterns(tc, patterns, state);
     populateMemoryPatterns(tc, patterns, state);
     populateLayoutOpPatterns(tc, patterns, state);
+    populateReducePatterns(tc, patterns, state);
     populateDotPatterns(tc, patterns, state);
     populateTmaPatterns(tc, patterns, state);
     populateTurnPatterns(tc, patterns, state);
