@@ -184,8 +184,14 @@ Status planReference(Attention::Impl &impl) {
 Status planGuardrail(Attention::Impl &impl) {
   const AttentionParams &p = impl.params;
   std::string path = impl.kernelDir + "/nonfinite_count.tile";
-  Defines defines = {{"DP", std::to_string(paddedHeadDim(p.headDim))},
-                     {"T", dtypeName(p.dtype)}};
+  // 4096 elements per program and iteration (32 per thread: four 16-byte
+  // loads of 16-bit values), whole 16-byte vectors per row when the head
+  // dim allows (the kernel then requires it of d at launch).
+  int dp = paddedHeadDim(p.headDim);
+  Defines defines = {{"DP", std::to_string(dp)},
+                     {"BR", std::to_string(std::max(1, 4096 / dp))},
+                     {"T", dtypeName(p.dtype)},
+                     {"ALIGNED", p.headDim % 8 == 0 ? "true" : "false"}};
   std::string arch = impl.device.archString();
   auto count = compileAndLoad(*impl.options.jit, impl.device, path, defines,
                               "nonfinite_count", arch, referenceSchedule(),
