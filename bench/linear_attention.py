@@ -72,7 +72,11 @@ def parse_args(argv=None):
     p.add_argument("--head-dim", nargs="+", type=int, default=[64], choices=[64, 128])
     p.add_argument("--seqlen", nargs="+", type=int, default=SEQLENS)
     p.add_argument("--chunk", type=int, default=64, choices=[32, 64, 128])
-    p.add_argument("--kind", default="elu-norm", choices=list(KINDS))
+    p.add_argument("--kind", default="elu-norm", choices=list(KINDS),
+                   help="elu-norm-decay: the decay's code with γ = 1 (same result as elu-norm)")
+    p.add_argument("--bv", type=int, default=0, choices=[0, 16, 32, 64, 128],
+                   help="value columns per program (and the backward's BK); 0: 64 at "
+                        "D = 64, 32 at D = 128")
     p.add_argument("--programs-per-sm", type=int, default=0,
                    help="programs of the segmented forward that run at once on one SM, "
                         "the wave segments() plans with (default 0: the driver's occupancy; "
@@ -113,6 +117,7 @@ def self_test():
     assert all(x["B"] * x["S"] == TOKENS for x in plan), "same tokens at every seqlen"
     assert all(x["H"] * x["D"] == HIDDEN for x in plan)
     assert linear_schedule(64) == (64, 4) and linear_schedule(128) == (32, 8)
+    assert linear_schedule(64, 32) == (32, 4) and linear_schedule(128, 64) == (64, 8)
     assert segments(1024, 64, 2048) == (1, 1024)
     assert segments(65536, 64, 32) == (8, 8192)      # one wave of 256 programs
     assert segments(16384, 64, 128) == (2, 8192)     # 3 would take two waves
@@ -139,12 +144,15 @@ def dry_run(a):
     with tempfile.TemporaryDirectory() as work, tempfile.TemporaryDirectory() as work_b:
         lt = LinearTilec(a.tilec, LINEAR_TILE, arch, work)
         lt_b = LinearTilec(a.tilec_b, LINEAR_TILE, arch, work_b) if a.tilec_b else None
+        for x in (lt, lt_b):
+            if x:
+                x.bv = a.bv
         sm = af.Tilec(a.tilec, af.TILE, arch, work)
         table = load_softmax_table(arch)
         bad = 0
         for s in shapes(a.dtype, a.head_dim, a.seqlen):
             T = af.DTYPES[s["dtype"]]
-            bv, warps = linear_schedule(s["D"])
+            bv, warps = linear_schedule(s["D"], a.bv)
             nseg, seg_len = segments(s["S"], a.chunk, s["D"] // bv * s["B"] * s["H"],
                                      (a.programs_per_sm or PROGRAMS_PER_SM) * SMS)
             line = (f"{s['dtype']} D={s['D']} S={s['S']} B={s['B']} H={s['H']}: "
@@ -183,6 +191,9 @@ def run(a):
     lt = LinearTilec(a.tilec, LINEAR_TILE, arch, work)
     lt_b = LinearTilec(a.tilec_b, LINEAR_TILE, arch, tempfile.mkdtemp(prefix="linear-bench-b-")) \
         if a.tilec_b else None
+    for x in (lt, lt_b):
+        if x:
+            x.bv = a.bv
     sm = af.Tilec(a.tilec, af.TILE, arch, work)
     table = load_softmax_table(arch)
     compiled = torch.compile(torch_chunked, dynamic=False)
@@ -218,7 +229,7 @@ def run(a):
                 rows.append(dict(s, provider=p, status="error", error=str(e)))
                 print(f"{s['dtype']:5} {s['D']:4} {s['S']:6} {s['B']:3} {s['H']:3} {p:16} error: {e}")
                 status = 1
-        bv, warps = linear_schedule(s["D"])
+        bv, warps = linear_schedule(s["D"], a.bv)
         nseg = getattr(runners.get("tilec-linear", (None,))[0], "nseg", "?")
         configs = {"tilec-linear": f"C={a.chunk},BV={bv},W={warps},NSEG={nseg}",
                    "tilec-linear-bwd": f"C={a.chunk},BK={bv},W={warps}",

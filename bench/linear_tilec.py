@@ -18,18 +18,24 @@ SEGSUM_TILE = af.ROOT / "examples" / "attention" / "linear_attn_segsum.tile"
 SEGSUM_ARGS = ["k", "v", "gamma", "seg_state", "seg_z", "seqlen", "heads", "seg_len"]
 LINEAR_ARGS = ["q", "k", "v", "o", "gamma", "state_in", "z_in", "state_out", "z_out",
                "seqlen", "heads", "scale", "seg_state", "seg_z", "seg_len"]
-# The kernel variants: Katharopoulos (elu + 1, normalised) and the identity
-# map without normaliser (as RetNet / GLA without their decay or gates).
+# The kernel variants: Katharopoulos (elu + 1, normalised), the identity
+# map without normaliser (as RetNet / GLA without their decay or gates), and
+# elu + 1 with the per-head decay (RetNet's γ; the runners pass γ = 1, so
+# the result equals elu-norm's and the decay's arithmetic is timed).
 KINDS = {"elu-norm": {"FEATURE": 1, "NORMALIZE": "true"},
-         "identity": {"FEATURE": 0, "NORMALIZE": "false"}}
+         "identity": {"FEATURE": 0, "NORMALIZE": "false"},
+         "elu-norm-decay": {"FEATURE": 1, "NORMALIZE": "true", "DECAY": "true"}}
 SMS = 132  # H100 SXM's SMs: --dry-run's plan (a run asks the device)
 PROGRAMS_PER_SM = 2  # --dry-run's occupancy (255 registers x 128 threads); a run asks the driver
 
 
-def linear_schedule(D):
+def linear_schedule(D, bv=0):
     """(BV, num_warps): value columns per program and warps, spill-free at
-    D = 64 (4 warps) and D = 128 (value blocks of 32, 8 warps; C <= 32)."""
-    return (64, 4) if D <= 64 else (32, 8)
+    D = 64 (4 warps) and D = 128 (value blocks of 32, 8 warps; C <= 32);
+    `bv` > 0 overrides the value columns (the decay and identity variants
+    at D = 64 spill nothing at BV = 32)."""
+    w = 4 if D <= 64 else 8
+    return (bv, w) if bv else ((64, w) if D <= 64 else (32, w))
 
 
 def segments(S, C, programs, slots=PROGRAMS_PER_SM * SMS):
@@ -59,14 +65,19 @@ def segments(S, C, programs, slots=PROGRAMS_PER_SM * SMS):
 
 class LinearTilec(af.Tilec):
     """Compiles linear_attn.tile variants (cached): -D T, D, C, BV and the
-    kind's FEATURE / NORMALIZE, -num-warps."""
+    kind's FEATURE / NORMALIZE, -num-warps. `bv` (0: linear_schedule's)
+    is the value columns per program."""
+    bv = 0
+
+    def schedule(self, D):
+        return linear_schedule(D, self.bv)
 
     def linear_args(self, T, D, C, kind, variant=None):
         """tilec's command line for linear_attn.tile; variant "seg": its
         SEGMENTED form, "segsum": linear_attn_segsum.tile, a backward kernel's
         name: that kernel of linear_attn_bwd.tile (no normaliser: the backward
         has none)."""
-        bv, warps = linear_schedule(D)
+        bv, warps = self.schedule(D)
         defs = dict(T=T, D=D, C=C, **KINDS[kind])
         tile, bwd = self.tile, variant in BWD_KERNELS
         if bwd:
@@ -135,7 +146,7 @@ def linear_runner(lt, s, C, kind, per_sm=0):
     linear_attn_segsum."""
     import torch
     bh, D, S = s["B"] * s["H"], s["D"], s["S"]
-    bv, _ = linear_schedule(D)
+    bv, _ = lt.schedule(D)
     nseg, seg_len = segments(S, C, D // bv * bh, resident_slots(lt, s, C, kind, per_sm))
     grid = (D // bv, bh, nseg)
     main = load_kernel(lt, s, C, kind, "seg" if nseg > 1 else None, grid)
@@ -163,7 +174,7 @@ def linear_bwd_runner(lt, s, C, kind):
     the timing does not depend on the values)."""
     import torch
     bh, D = s["B"] * s["H"], s["D"]
-    bv, _ = linear_schedule(D)
+    bv, _ = lt.schedule(D)
     launches = [load_kernel(lt, s, C, kind, name, (D // bv, bh, 1)) for name in BWD_KERNELS]
     gamma = torch.ones(s["H"], device="cuda", dtype=torch.float32)
 

@@ -22,7 +22,7 @@ def torch_chunked(q, k, v, C, kind, dtype=None):
 
     def phi(x):
         x = x.float()
-        return torch.nn.functional.elu(x) + 1 if kind == "elu-norm" else x
+        return torch.nn.functional.elu(x) + 1 if kind.startswith("elu") else x
 
     fq, fk = phi(q) * D ** -0.5, phi(k)
     vv = v.float()
@@ -34,7 +34,7 @@ def torch_chunked(q, k, v, C, kind, dtype=None):
     kv = (K.transpose(-1, -2) @ V).float()
     states = kv.cumsum(2) - kv
     o = (A.to(dt) @ V).float() + (Q @ states.to(dt)).float()
-    if kind == "elu-norm":
+    if kind.startswith("elu-norm"):  # the decay kind runs with γ = 1
         kz = K.float().sum(3)
         z = kz.cumsum(2) - kz
         den = A.sum(-1) + (Q.float() * z[:, :, :, None, :]).sum(-1)
