@@ -84,9 +84,7 @@ struct DotLowering : TilePattern<DotOp> {
     Value warpCol = i32Const(rw, loc, 0);
     for (unsigned i = 0; i < lc.getNumWarpBits(); ++i)
       if (int64_t col = basisAt(lc.getWarps(), 2, i)[1]) {
-        Value bit = arith::AndIOp::create(
-            rw, loc, arith::ShRUIOp::create(rw, loc, ki.warp, i32Const(rw, loc, i)),
-            i32Const(rw, loc, 1));
+        Value bit = bitOf(rw, loc, ki.warp, i);
         warpCol = arith::OrIOp::create(
             rw, loc, warpCol,
             arith::MulIOp::create(rw, loc, bit, i32Const(rw, loc, col)));

@@ -147,9 +147,7 @@ struct ReduceLowering : TilePattern<ReduceOp> {
     // group = the warp's bits along the axis, compacted.
     Value group = i32Const(rw, loc, 0);
     for (auto [j, bit] : llvm::enumerate(warpBits)) {
-      Value b1 = arith::AndIOp::create(
-          rw, loc, arith::ShRUIOp::create(rw, loc, k.warp, i32Const(rw, loc, bit)),
-          i32Const(rw, loc, 1));
+      Value b1 = bitOf(rw, loc, k.warp, bit);
       group = arith::OrIOp::create(
           rw, loc, group,
           arith::ShLIOp::create(rw, loc, b1, i32Const(rw, loc, j)));

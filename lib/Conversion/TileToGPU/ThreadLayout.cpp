@@ -55,6 +55,12 @@ void lowering::ctaBarrier(OpBuilder &b, Location loc, const KernelInfo &k) {
       "", /*sideEffects=*/true);
 }
 
+Value lowering::bitOf(OpBuilder &b, Location loc, Value id, unsigned i) {
+  return arith::AndIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, id, i32Const(b, loc, i)),
+      i32Const(b, loc, 1));
+}
+
 Value lowering::threadCoord(OpBuilder &b, Location loc, KernelInfo &k,
                             LayoutAttr l, unsigned dim) {
   unsigned rank = l.getRank();
@@ -64,11 +70,8 @@ Value lowering::threadCoord(OpBuilder &b, Location loc, KernelInfo &k,
       int64_t v = bases[i * rank + dim];
       if (!v)
         continue;
-      // ((id >> i) & 1) * v
-      Value bit = arith::AndIOp::create(
-          b, loc, arith::ShRUIOp::create(b, loc, id, i32Const(b, loc, i)),
-          i32Const(b, loc, 1));
-      Value term = arith::MulIOp::create(b, loc, bit, i32Const(b, loc, v));
+      Value term =
+          arith::MulIOp::create(b, loc, bitOf(b, loc, id, i), i32Const(b, loc, v));
       acc = arith::XOrIOp::create(b, loc, acc, term);
     }
   };

@@ -112,6 +112,9 @@ Type threadElementType(Type tileElement);
 /// Byte size of a tile element in memory (pointee of a pointer tile).
 int64_t byteSize(Type t);
 
+/// Bit `i` of the i32 `id` (a lane or warp index): (id >> i) & 1.
+Value bitOf(OpBuilder &b, Location loc, Value id, unsigned i);
+
 /// i32 scalar: the part of coordinate `dim` contributed by the lane and warp.
 Value threadCoord(OpBuilder &b, Location loc, KernelInfo &k, LayoutAttr l,
                   unsigned dim);

@@ -216,9 +216,7 @@ lowering::lowerDotToWgmma(DotOp op, Value a, Value bv, Value acc,
     aBase = *at;
     ArrayRef<int64_t> w = lc.getWarps();
     for (unsigned i = 2; i < lc.getNumWarpBits(); ++i) {
-      Value bit = arith::AndIOp::create(
-          rw, loc, arith::ShRUIOp::create(rw, loc, ki.warp, i32Const(rw, loc, i)),
-          i32Const(rw, loc, 1));
+      Value bit = bitOf(rw, loc, ki.warp, i);
       aBase = arith::AddIOp::create(
           rw, loc, aBase,
           arith::MulIOp::create(rw, loc, bit,
