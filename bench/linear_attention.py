@@ -98,6 +98,8 @@ def parse_args(argv=None):
     a = p.parse_args(argv)
     if a.providers is None:
         a.providers = PROVIDERS + (B_PROVIDERS if a.tilec_b else [])
+    if a.bv and any(D % a.bv for D in a.head_dim):
+        p.error(f"--bv {a.bv} must divide every head dim ({' '.join(map(str, a.head_dim))})")
     if any(x in B_PROVIDERS for x in a.providers) and not a.tilec_b:
         p.error("providers " + ", ".join(B_PROVIDERS) + " need --tilec-b")
     return a
@@ -142,11 +144,8 @@ def softmax_cfg(table, s):
 def dry_run(a):
     arch = a.arch or "sm_90a"
     with tempfile.TemporaryDirectory() as work, tempfile.TemporaryDirectory() as work_b:
-        lt = LinearTilec(a.tilec, LINEAR_TILE, arch, work)
-        lt_b = LinearTilec(a.tilec_b, LINEAR_TILE, arch, work_b) if a.tilec_b else None
-        for x in (lt, lt_b):
-            if x:
-                x.bv = a.bv
+        lt = LinearTilec(a.tilec, LINEAR_TILE, arch, work, bv=a.bv)
+        lt_b = LinearTilec(a.tilec_b, LINEAR_TILE, arch, work_b, bv=a.bv) if a.tilec_b else None
         sm = af.Tilec(a.tilec, af.TILE, arch, work)
         table = load_softmax_table(arch)
         bad = 0
@@ -188,12 +187,9 @@ def run(a):
     arch = arch_of_device()
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
     work = tempfile.mkdtemp(prefix="linear-bench-")
-    lt = LinearTilec(a.tilec, LINEAR_TILE, arch, work)
-    lt_b = LinearTilec(a.tilec_b, LINEAR_TILE, arch, tempfile.mkdtemp(prefix="linear-bench-b-")) \
-        if a.tilec_b else None
-    for x in (lt, lt_b):
-        if x:
-            x.bv = a.bv
+    lt = LinearTilec(a.tilec, LINEAR_TILE, arch, work, bv=a.bv)
+    lt_b = LinearTilec(a.tilec_b, LINEAR_TILE, arch, tempfile.mkdtemp(prefix="linear-bench-b-"),
+                       bv=a.bv) if a.tilec_b else None
     sm = af.Tilec(a.tilec, af.TILE, arch, work)
     table = load_softmax_table(arch)
     compiled = torch.compile(torch_chunked, dynamic=False)

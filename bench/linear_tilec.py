@@ -67,7 +67,10 @@ class LinearTilec(af.Tilec):
     """Compiles linear_attn.tile variants (cached): -D T, D, C, BV and the
     kind's FEATURE / NORMALIZE, -num-warps. `bv` (0: linear_schedule's)
     is the value columns per program."""
-    bv = 0
+
+    def __init__(self, *args, bv=0, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.bv = bv
 
     def schedule(self, D):
         return linear_schedule(D, self.bv)
