@@ -32,17 +32,37 @@ BN = 128  # keys per decode iteration (decode.tile's BN)
 COMBINE_ROWS = 16  # decode_combine.tile's R
 
 
-def num_splits(programs, blocks, slots, max_splits=128):
-    """FlashDecoding's rule: the fewest splits whose waves of `programs *
-    splits` over `slots` resident programs are at least 85 % as full as the
-    best count's, each split keeping >= 1 key block (docs/serving.md)."""
+def num_splits(programs, blocks, sms, per_sm, max_splits=128):
+    """tile::decodeSplits (lib/Attention/Decode.cpp, docs/serving.md): with
+    at most half as many programs as SMs, as many splits as give every SM
+    one program; otherwise FlashDecoding's rule, the fewest splits whose
+    waves of `programs * splits` over the `sms * per_sm` resident slots are
+    at least 85 % as full as the best count's; each split keeps >= 1 key
+    block."""
+    if programs <= 0 or sms <= 0:
+        return 1
     limit = max(1, min(max_splits, blocks))
+    if 2 * programs <= sms:
+        return min(limit, sms // programs)
+    slots = sms * max(1, per_sm)
     eff = []
     for s in range(1, limit + 1):
         waves = programs * s / slots
         eff.append(waves / math.ceil(waves))
     best = max(eff)
     return next(s for s, e in enumerate(eff, 1) if e >= 0.85 * best)
+
+
+def self_test():
+    """num_splits against tile::decodeSplits's unit test
+    (test/Unit/DecodeSplitsTest.cpp): 132 SMs, two programs per SM."""
+    cases = {(8, 512): 16, (64, 512): 2, (1, 100000): 128, (128, 512): 2,
+             (512, 512): 1, (100, 512): 5, (8, 2): 2, (8, 1): 1, (0, 10): 1}
+    for (programs, blocks), want in cases.items():
+        got = num_splits(programs, blocks, 132, 2)
+        assert got == want, f"num_splits({programs}, {blocks}, 132, 2) = {got}, want {want}"
+    assert num_splits(1, 100000, 132, 2, 16) == 16
+    print("self-test: ok")
 
 
 def compile_kernel(exe, tile, arch, defines, out, flags=()):
@@ -80,7 +100,8 @@ class Decode:
         block, cblock = int(self.man["blockSize"]), int(self.cman["blockSize"])
         B, hkv, kv = s["B"], s["Hkv"], s["kv"]
         slots = fwd.resident_programs(f.ptr, block, int(self.man.get("sharedMemoryBytes", 0)))
-        splits = splits_override or num_splits(B * hkv, math.ceil(kv / self.bn), slots)
+        sms = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
+        splits = splits_override or num_splits(B * hkv, math.ceil(kv / self.bn), sms, slots // sms)
         s["splits"] = splits
         stream = torch.cuda.current_stream().cuda_stream
         keep = (mod, cmod, f, cf)
@@ -178,6 +199,7 @@ def parse_args(argv=None):
     p.add_argument("--min-ms", type=float, default=200.0)
     p.add_argument("--warmup-ms", type=float, default=200.0)
     p.add_argument("--dry-run", action="store_true")
+    p.add_argument("--self-test", action="store_true", help="check the split rule; no GPU")
     p.add_argument("--out", default=None, help="write results.json here")
     a = p.parse_args(argv)
     if a.quick:
@@ -193,6 +215,9 @@ def parse_args(argv=None):
 
 def main(argv=None):
     a = parse_args(argv)
+    if a.self_test:
+        self_test()
+        return 0
     T = {"bf16": "bf16", "fp16": "f16"}[a.dtype]
     work = tempfile.mkdtemp(prefix="tilec-decode-")
     if a.dry_run:

@@ -54,10 +54,15 @@ struct DecodeOptions {
   std::string kernelDir;    ///< empty: defaultKernelDir()
 };
 
-/// FlashDecoding's split rule: the fewest splits (<= maxSplits, each with
-/// at least one key block) whose waves of programs * splits over `slots`
-/// resident programs are at least 85 % as full as the best count's.
-int decodeSplits(long programs, long blocks, long slots, int maxSplits = 128);
+/// The split count (<= maxSplits, each split with at least one key block)
+/// for `programs` = batch * KV heads over `sms` SMs that run `perSM`
+/// decode programs each: with at most half as many programs as SMs, as
+/// many splits as give every SM one program; otherwise FlashDecoding's
+/// rule, the fewest splits whose waves of programs * splits over the
+/// sms * perSM resident slots are at least 85 % as full as the best
+/// count's (docs/serving.md).
+int decodeSplits(long programs, long blocks, long sms, long perSM,
+                 int maxSplits = 128);
 
 class Decode {
 public:
