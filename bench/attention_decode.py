@@ -32,17 +32,18 @@ BN = 128  # keys per decode iteration (decode.tile's BN)
 COMBINE_ROWS = 16  # decode_combine.tile's R
 
 
-def num_splits(programs, blocks, sms, per_sm, max_splits=128):
-    """tile::decodeSplits (lib/Attention/Decode.cpp, docs/serving.md): with
-    at most half as many programs as SMs, as many splits as give every SM
-    one program; otherwise FlashDecoding's rule, the fewest splits whose
+def num_splits(programs, blocks, sms, per_sm, max_splits=128, paged=False):
+    """tile::decodeSplits (lib/Attention/Decode.cpp, docs/serving.md): on a
+    contiguous cache with at most half as many programs as SMs, as many
+    splits as give every SM one program; otherwise (and always when
+    `paged`) FlashDecoding's rule, the fewest splits whose
     waves of `programs * splits` over the `sms * per_sm` resident slots are
     at least 85 % as full as the best count's; each split keeps >= 1 key
     block."""
     if programs <= 0 or sms <= 0:
         return 1
     limit = max(1, min(max_splits, blocks))
-    if 2 * programs <= sms:
+    if not paged and 2 * programs <= sms:
         return min(limit, sms // programs)
     slots = sms * max(1, per_sm)
     eff = []
@@ -62,6 +63,7 @@ def self_test():
         got = num_splits(programs, blocks, 132, 2)
         assert got == want, f"num_splits({programs}, {blocks}, 132, 2) = {got}, want {want}"
     assert num_splits(1, 100000, 132, 2, 16) == 16
+    assert num_splits(8, 512, 132, 2, paged=True) == 29  # FlashDecoding's waves
     print("self-test: ok")
 
 
@@ -101,7 +103,8 @@ class Decode:
         B, hkv, kv = s["B"], s["Hkv"], s["kv"]
         slots = fwd.resident_programs(f.ptr, block, int(self.man.get("sharedMemoryBytes", 0)))
         sms = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
-        splits = splits_override or num_splits(B * hkv, math.ceil(kv / self.bn), sms, slots // sms)
+        splits = splits_override or num_splits(B * hkv, math.ceil(kv / self.bn), sms, slots // sms,
+                                               paged=self.page > 0)
         s["splits"] = splits
         stream = torch.cuda.current_stream().cuda_stream
         keep = (mod, cmod, f, cf)

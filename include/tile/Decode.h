@@ -56,13 +56,13 @@ struct DecodeOptions {
 
 /// The split count (<= maxSplits, each split with at least one key block)
 /// for `programs` = batch * KV heads over `sms` SMs that run `perSM`
-/// decode programs each: with at most half as many programs as SMs, as
-/// many splits as give every SM one program; otherwise FlashDecoding's
-/// rule, the fewest splits whose waves of programs * splits over the
-/// sms * perSM resident slots are at least 85 % as full as the best
-/// count's (docs/serving.md).
+/// decode programs each: on a contiguous cache with at most half as many
+/// programs as SMs, as many splits as give every SM one program; otherwise
+/// (and always for a `paged` cache) FlashDecoding's rule, the fewest
+/// splits whose waves of programs * splits over the sms * perSM resident
+/// slots are at least 85 % as full as the best count's (docs/serving.md).
 int decodeSplits(long programs, long blocks, long sms, long perSM,
-                 int maxSplits = 128);
+                 int maxSplits = 128, bool paged = false);
 
 class Decode {
 public:

@@ -20,18 +20,20 @@
 namespace tile {
 
 int decodeSplits(long programs, long blocks, long sms, long perSM,
-                 int maxSplits) {
+                 int maxSplits, bool paged) {
   if (programs <= 0 || sms <= 0)
     return 1;
   long limit = std::max(1L, std::min<long>(maxSplits, blocks));
-  // Few sequences: one program per SM. Decode streams K and V; a program
-  // keeps one block in flight, so an SM's read rate hardly grows with a
-  // second resident program, while every extra program adds a prologue
-  // (Q load, first block's latency) and a partial for the combine. On an
-  // H100 (132 SMs, two decode programs per SM), batch 1 / 8 KV heads / 64k
-  // keys read 2.58 TB/s at 16 splits (128 programs), 2.37 at 29 and 2.32
-  // at 33 (264 programs, every slot filled).
-  if (2 * programs <= sms)
+  // Few sequences on a contiguous cache: one program per SM. A program
+  // keeps one K/V block in flight, so an SM's read rate hardly grows with
+  // a second resident program, while every extra program adds a prologue
+  // (Q load, the first block's latency) and a partial for the combine. On
+  // an H100 (132 SMs, two decode programs per SM), batch 1 / 8 KV heads /
+  // 64k keys read 2.54-2.58 TB/s at 16 splits (128 programs), 2.28-2.37
+  // at 29 and 2.32 at 33 (264 programs, every slot filled). A paged
+  // gather waits on its page id before each block's loads: there the
+  // second resident program pays (2.22 TB/s at 29 splits, 1.98 at 16).
+  if (!paged && 2 * programs <= sms)
     return int(std::min(limit, sms / programs));
   // More: FlashDecoding's rule over every resident slot.
   long slots = sms * std::max(1L, perSM);
@@ -141,7 +143,8 @@ Expected<Decode> Decode::plan(const Device &device, const DecodeParams &params,
     if (!perSM)
       return perSM.status().withContext("decode");
     impl->splits = decodeSplits(long(p.batch) * p.kvHeads, blocks,
-                                device.smCount(), long(*perSM));
+                                device.smCount(), long(*perSM), 128,
+                                p.pageSize > 0);
   }
   const std::size_t rows =
       std::size_t(p.batch) * p.queryLen * p.kvHeads * p.group;
