@@ -192,6 +192,19 @@ void report(Totals &totals, const std::string &line, bool pass,
   }
 }
 
+int summarize(const Totals &totals, unsigned long long seed,
+              const std::string &only) {
+  std::printf("\nsummary: %d checks, %d passed, %d failed (seed %llu)\n",
+              totals.cases, totals.cases - totals.failed, totals.failed, seed);
+  for (const std::string &f : totals.failures)
+    std::printf("  FAILED: %s\n", f.c_str());
+  if (totals.cases == 0) {
+    std::printf("FAIL: nothing ran (--only '%s')\n", only.c_str());
+    return 1;
+  }
+  return totals.failed || totals.fatal ? 1 : 0;
+}
+
 void runCase(const Device &dev, std::vector<Variant *> variants,
              const Config &c, const CaseSpec &spec, std::mt19937_64 &rng,
              Totals &totals) {

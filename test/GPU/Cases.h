@@ -64,6 +64,12 @@ bool blockRows(const tile::Manifest &m, int &bm, std::string &error);
 void report(Totals &totals, const std::string &line, bool pass,
             const std::string &why);
 
+/// The end of a test's main(): prints "summary: N checks, ..." with the
+/// seed and every failure; returns its exit code (1 when a check failed, a
+/// launch faulted, or `--only` matched nothing).
+int summarize(const Totals &totals, unsigned long long seed,
+              const std::string &only);
+
 /// Runs `spec` through every variant (see the file comment).
 void runCase(const tile::Device &dev, std::vector<Variant *> variants,
              const Config &c, const CaseSpec &spec, std::mt19937_64 &rng,

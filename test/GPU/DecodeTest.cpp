@@ -255,13 +255,5 @@ int main(int argc, char **argv) {
                   bt.b, bt.heads(), fmt(worst).c_str());
     report(totals, line, why.empty(), why);
   }
-  std::printf("\nsummary: %d checks, %d passed, %d failed (seed %llu)\n",
-              totals.cases, totals.cases - totals.failed, totals.failed, opt.seed);
-  for (const std::string &f : totals.failures)
-    std::printf("  FAILED: %s\n", f.c_str());
-  if (totals.cases == 0) {
-    std::printf("FAIL: nothing ran (--only '%s')\n", opt.only.c_str());
-    return 1;
-  }
-  return totals.failed || totals.fatal ? 1 : 0;
+  return summarize(totals, opt.seed, opt.only);
 }
