@@ -19,6 +19,13 @@
 
 namespace tile {
 
+namespace {
+/// decodeSplits's first branch (see there).
+bool onePerSM(long programs, long sms, bool paged) {
+  return !paged && programs > 0 && 2 * programs <= sms;
+}
+} // namespace
+
 int decodeSplits(long programs, long blocks, long sms, long perSM,
                  int maxSplits, bool paged) {
   if (programs <= 0 || sms <= 0)
@@ -33,7 +40,7 @@ int decodeSplits(long programs, long blocks, long sms, long perSM,
   // at 29 and 2.32 at 33 (264 programs, every slot filled). A paged
   // gather waits on its page id before each block's loads: there the
   // second resident program pays (2.22 TB/s at 29 splits, 1.98 at 16).
-  if (!paged && 2 * programs <= sms)
+  if (onePerSM(programs, sms, paged))
     return int(std::min(limit, sms / programs));
   // More: FlashDecoding's rule over every resident slot.
   long slots = sms * std::max(1L, perSM);
@@ -138,13 +145,20 @@ Expected<Decode> Decode::plan(const Device &device, const DecodeParams &params,
   long maxLen = long(p.maxBlocks) * (p.pageSize ? p.pageSize : 1);
   long blocks = (maxLen + Impl::kBlockKeys - 1) / Impl::kBlockKeys;
   impl->splits = p.splits;
+  std::string splitWhy = "DecodeParams::splits";
   if (!impl->splits) {
     Expected<unsigned> perSM = impl->decode.programsPerSM();
     if (!perSM)
       return perSM.status().withContext("decode");
-    impl->splits = decodeSplits(long(p.batch) * p.kvHeads, blocks,
-                                device.smCount(), long(*perSM), 128,
-                                p.pageSize > 0);
+    const long programs = long(p.batch) * p.kvHeads, sms = device.smCount();
+    const bool paged = p.pageSize > 0;
+    impl->splits = decodeSplits(programs, blocks, sms, long(*perSM), 128, paged);
+    splitWhy = onePerSM(programs, sms, paged)
+                   ? fmt::format("one program per SM: {} programs, {} SMs",
+                                 programs, sms)
+                   : fmt::format("FlashDecoding's waves: {} programs, {} "
+                                 "slots",
+                                 programs, sms * long(*perSM));
   }
   const std::size_t rows =
       std::size_t(p.batch) * p.queryLen * p.kvHeads * p.group;
@@ -164,10 +178,11 @@ Expected<Decode> Decode::plan(const Device &device, const DecodeParams &params,
     impl->lse = l.take();
   }
   impl->planLine = fmt::format(
-      "decode: {} B={} H_KV={} G={} QLEN={} D={} {} {}, {} split{}",
+      "decode: {} B={} H_KV={} G={} QLEN={} D={} {} {}, {} split{} ({})",
       typeName(p.dtype), p.batch, p.kvHeads, p.group, p.queryLen, p.headDim,
       p.pageSize ? fmt::format("page {}", p.pageSize) : std::string("contiguous"),
-      p.nhd ? "nhd" : "hnd", impl->splits, impl->splits > 1 ? "s" : "");
+      p.nhd ? "nhd" : "hnd", impl->splits, impl->splits > 1 ? "s" : "",
+      splitWhy);
   return Decode(std::move(impl));
 }
 

@@ -103,4 +103,41 @@ TEST(DecodePlanTest, AnyBatchRunsAndTooManyRowsAreRefused) {
   EXPECT_EQ(f.compiler.calls.size(), calls); // refused before compiling
 }
 
+TEST(DecodePlanTest, PlanLineSaysHowTheSplitsWereChosen) {
+  // The fake driver has 132 SMs; two decode programs fit on each.
+  AttentionFixture f;
+  ASSERT_TRUE(fake());
+  auto dev = Device::open();
+  ASSERT_TRUE(dev.ok()) << dev.error();
+  DecodeOptions opts{f.options().jit, kernelDir()};
+  fake()->programsPerSM = 2;
+  DecodeParams p = shape(1, 128);
+  p.kvHeads = 8;
+  p.splits = 0;
+  p.pageSize = 0;
+  p.maxBlocks = 65536; // contiguous: maxBlocks keys
+  auto contiguous = Decode::plan(*dev, p, opts);
+  ASSERT_TRUE(contiguous.ok()) << contiguous.error();
+  EXPECT_EQ(contiguous->splits(), 16);
+  EXPECT_TRUE(contains(contiguous->planLine(),
+                       "contiguous nhd, 16 splits (one program per SM: 8 "
+                       "programs, 132 SMs)"))
+      << contiguous->planLine();
+  p.pageSize = 16;
+  p.maxBlocks = 4096; // 64k keys in pages of 16
+  auto paged = Decode::plan(*dev, p, opts);
+  ASSERT_TRUE(paged.ok()) << paged.error();
+  EXPECT_EQ(paged->splits(), 29);
+  EXPECT_TRUE(contains(paged->planLine(),
+                       "29 splits (FlashDecoding's waves: 8 programs, 264 "
+                       "slots)"))
+      << paged->planLine();
+  p.splits = 3;
+  auto forced = Decode::plan(*dev, p, opts);
+  ASSERT_TRUE(forced.ok()) << forced.error();
+  EXPECT_TRUE(contains(forced->planLine(), "3 splits (DecodeParams::splits)"))
+      << forced->planLine();
+  fake()->programsPerSM = 0;
+}
+
 } // namespace
