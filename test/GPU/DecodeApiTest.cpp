@@ -225,7 +225,5 @@ int main(int argc, char **argv) {
       why = s.message();
     report(totals, "graph replay with new lengths", why.empty(), why);
   }
-  std::printf("\nsummary: %d checks, %d passed, %d failed (seed %llu)\n",
-              totals.cases, totals.cases - totals.failed, totals.failed, opt.seed);
-  return totals.failed ? 1 : 0;
+  return summarize(totals, opt.seed, opt.only);
 }

@@ -111,32 +111,29 @@ TEST(DecodePlanTest, PlanLineSaysHowTheSplitsWereChosen) {
   ASSERT_TRUE(dev.ok()) << dev.error();
   DecodeOptions opts{f.options().jit, kernelDir()};
   fake()->programsPerSM = 2;
+  auto expectPlan = [&](const DecodeParams &p, int splits, const char *why) {
+    auto d = Decode::plan(*dev, p, opts);
+    ASSERT_TRUE(d.ok()) << d.error();
+    EXPECT_EQ(d->splits(), splits);
+    EXPECT_TRUE(contains(d->planLine(), why)) << d->planLine();
+  };
   DecodeParams p = shape(1, 128);
   p.kvHeads = 8;
   p.splits = 0;
   p.pageSize = 0;
   p.maxBlocks = 65536; // contiguous: maxBlocks keys
-  auto contiguous = Decode::plan(*dev, p, opts);
-  ASSERT_TRUE(contiguous.ok()) << contiguous.error();
-  EXPECT_EQ(contiguous->splits(), 16);
-  EXPECT_TRUE(contains(contiguous->planLine(),
-                       "contiguous nhd, 16 splits (one program per SM: 8 "
-                       "programs, 132 SMs)"))
-      << contiguous->planLine();
+  expectPlan(p, 16,
+             "contiguous nhd, 16 splits (one program per SM: 8 programs, 132 "
+             "SMs)");
+  p.maxBlocks = 3; // 3 key blocks: at most 3 splits
+  expectPlan(p, 1, "1 split (one program per SM");
+  p.maxBlocks = 300;
+  expectPlan(p, 3, "3 splits (one program per SM");
   p.pageSize = 16;
   p.maxBlocks = 4096; // 64k keys in pages of 16
-  auto paged = Decode::plan(*dev, p, opts);
-  ASSERT_TRUE(paged.ok()) << paged.error();
-  EXPECT_EQ(paged->splits(), 29);
-  EXPECT_TRUE(contains(paged->planLine(),
-                       "29 splits (FlashDecoding's waves: 8 programs, 264 "
-                       "slots)"))
-      << paged->planLine();
+  expectPlan(p, 29, "29 splits (FlashDecoding's waves: 8 programs, 264 slots)");
   p.splits = 3;
-  auto forced = Decode::plan(*dev, p, opts);
-  ASSERT_TRUE(forced.ok()) << forced.error();
-  EXPECT_TRUE(contains(forced->planLine(), "3 splits (DecodeParams::splits)"))
-      << forced->planLine();
+  expectPlan(p, 3, "3 splits (DecodeParams::splits)");
   fake()->programsPerSM = 0;
 }
 
