@@ -13,6 +13,7 @@ docs/serving.md.
   python3 bench/attention_decode.py --dry-run --tilec build/bin/tilec  # compile only, no GPU
 """
 import argparse
+import itertools
 import json
 import math
 import os
@@ -32,18 +33,17 @@ BN = 128  # keys per decode iteration (decode.tile's BN)
 COMBINE_ROWS = 16  # decode_combine.tile's R
 
 
-def num_splits(programs, blocks, sms, per_sm, max_splits=128, paged=False):
-    """tile::decodeSplits (lib/Attention/Decode.cpp, docs/serving.md): on a
-    contiguous cache with at most half as many programs as SMs, as many
-    splits as give every SM one program; otherwise (and always when
-    `paged`) FlashDecoding's rule, the fewest splits whose
+def num_splits(programs, blocks, sms, per_sm, max_splits=128):
+    """tile::decodeSplits (lib/Attention/Decode.cpp, docs/serving.md): with
+    at most half as many programs as SMs, as many splits as give every SM
+    one program; otherwise FlashDecoding's rule, the fewest splits whose
     waves of `programs * splits` over the `sms * per_sm` resident slots are
     at least 85 % as full as the best count's; each split keeps >= 1 key
     block."""
     if programs <= 0 or sms <= 0:
         return 1
     limit = max(1, min(max_splits, blocks))
-    if not paged and 2 * programs <= sms:
+    if 2 * programs <= sms:
         return min(limit, sms // programs)
     slots = sms * max(1, per_sm)
     eff = []
@@ -54,8 +54,17 @@ def num_splits(programs, blocks, sms, per_sm, max_splits=128, paged=False):
     return next(s for s, e in enumerate(eff, 1) if e >= 0.85 * best)
 
 
+def index_ahead(programs, sms, splits, paged):
+    """tile::decodeIndexAhead: a paged decode whose SMs run at most one
+    program each (splits 0: num_splits's choice) loads its page ids a block
+    ahead (the schedule's index_ahead)."""
+    if not paged or programs <= 0 or sms <= 0:
+        return False
+    return programs * splits <= sms if splits else 2 * programs <= sms
+
+
 def self_test():
-    """num_splits against tile::decodeSplits's unit test
+    """num_splits and index_ahead against tile::decodeSplits's unit test
     (test/Unit/DecodeSplitsTest.cpp): 132 SMs, two programs per SM."""
     cases = {(8, 512): 16, (64, 512): 2, (1, 100000): 128, (128, 512): 2,
              (512, 512): 1, (100, 512): 5, (8, 2): 2, (8, 1): 1, (0, 10): 1}
@@ -63,7 +72,11 @@ def self_test():
         got = num_splits(programs, blocks, 132, 2)
         assert got == want, f"num_splits({programs}, {blocks}, 132, 2) = {got}, want {want}"
     assert num_splits(1, 100000, 132, 2, 16) == 16
-    assert num_splits(8, 512, 132, 2, paged=True) == 29  # FlashDecoding's waves
+    ahead = {(8, 0, True): True, (66, 0, True): True, (67, 0, True): False, (8, 0, False): False,
+             (8, 16, True): True, (8, 29, True): False, (0, 0, True): False}
+    for (programs, splits, paged), want in ahead.items():
+        got = index_ahead(programs, 132, splits, paged)
+        assert got == want, f"index_ahead({programs}, 132, {splits}, {paged}) = {got}, want {want}"
     print("self-test: ok")
 
 
@@ -84,11 +97,11 @@ def compile_kernel(exe, tile, arch, defines, out, flags=()):
 class Decode:
     """decode.tile + decode_combine.tile for one (dtype, D, G, page)."""
 
-    def __init__(self, a, T, D, G, page, workdir, warps=4):
-        tag = f"{T}_d{D}_g{G}_p{page}_w{warps}"
+    def __init__(self, a, T, D, G, page, workdir, warps=4, ahead=False):
+        tag = f"{T}_d{D}_g{G}_p{page}_w{warps}_ia{int(ahead)}"
         defs = dict(BN=a.bn, PAGE=page, D=D, G=G, T=T)
         self.ptx, self.man = compile_kernel(a.tilec, DECODE, a.arch, defs, f"{workdir}/dec_{tag}",
-                                            [f"-num-warps={warps}"])
+                                            [f"-num-warps={warps}", f"-index-ahead={str(ahead).lower()}"])
         self.cptx, self.cman = compile_kernel(a.tilec, COMBINE, a.arch, dict(R=COMBINE_ROWS, D=D, T=T),
                                               f"{workdir}/comb_{tag}")
         self.page, self.bn = page, a.bn
@@ -103,8 +116,7 @@ class Decode:
         B, hkv, kv = s["B"], s["Hkv"], s["kv"]
         slots = fwd.resident_programs(f.ptr, block, int(self.man.get("sharedMemoryBytes", 0)))
         sms = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
-        splits = splits_override or num_splits(B * hkv, math.ceil(kv / self.bn), sms, slots // sms,
-                                               paged=self.page > 0)
+        splits = splits_override or num_splits(B * hkv, math.ceil(kv / self.bn), sms, slots // sms)
         s["splits"] = splits
         stream = torch.cuda.current_stream().cuda_stream
         keep = (mod, cmod, f, cf)
@@ -192,6 +204,9 @@ def parse_args(argv=None):
     p.add_argument("--page", nargs="+", type=int, default=PAGES, help="0: the contiguous cache")
     p.add_argument("--bn", type=int, default=BN, help=f"keys per decode iteration (default {BN})")
     p.add_argument("--warps", nargs="+", type=int, default=[4], help="decode.tile's num_warps (each a provider)")
+    p.add_argument("--index-ahead", nargs="+", choices=["rule", "on", "off"], default=["rule"],
+                   help="page ids loaded a block ahead (the schedule's index_ahead), each a provider "
+                   "(rule: tile::decodeIndexAhead's choice, the default)")
     p.add_argument("--splits", type=int, nargs="+", default=[0],
                    help="split counts to time, each a row (0: the heuristic, the default)")
     p.add_argument("--dtype", choices=["bf16", "fp16"], default="bf16")
@@ -227,10 +242,10 @@ def main(argv=None):
         a.arch = a.arch or "sm_90a"
         for hq, hkv in a.heads:
             for page in a.page:
-                for w in a.warps:
-                    d = Decode(a, T, 128, hq // hkv, page, work, w)
-                    print(f"compiled decode G={hq // hkv} page={page} warps={w}: {d.ptx} "
-                          f"({d.man['blockSize']} threads), combine {d.cptx}")
+                for w, ahead in itertools.product(a.warps, (False, True) if page else (False,)):
+                    d = Decode(a, T, 128, hq // hkv, page, work, w, ahead)
+                    print(f"compiled decode G={hq // hkv} page={page} warps={w} index_ahead={ahead}: "
+                          f"{d.ptx} ({d.man['blockSize']} threads), combine {d.cptx}")
         print("dry run: ok")
         return 0
     import torch
@@ -243,6 +258,7 @@ def main(argv=None):
         a.max_gib = 0.4 * torch.cuda.get_device_properties(0).total_memory / 2**30
     print(f"{gpu}: device-to-device copy {peak:.0f} GB/s (read + write)")
     rows, kernels = [], {}
+    sms = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
     hdr = f"{'B':>4} {'kv':>6} {'Hq/Hkv':>7} {'provider':>16} {'splits':>6} {'us':>9} {'GB/s':>7} {'%copy':>6} {'err':>8}"
     print(hdr)
     for hq, hkv in a.heads:
@@ -272,19 +288,25 @@ def main(argv=None):
                     else:
                         kc, vc, table = k, v, torch.zeros(1, device="cuda", dtype=torch.int32)
                     inputs = (q, kc, vc, table, lens)
-                    for w in a.warps:
-                        key = (hq // hkv, page, w)
+                    timed = set()
+                    for w, mode, forced in itertools.product(a.warps, a.index_ahead, a.splits):
+                        ahead = page > 0 and (mode == "on" or (
+                            mode == "rule" and index_ahead(B * hkv, sms, forced, True)))
+                        key = (hq // hkv, page, w, ahead)
+                        if (key, forced) in timed:
+                            continue  # "on" and "off" are one kernel on a contiguous cache
+                        timed.add((key, forced))
                         if key not in kernels:
-                            kernels[key] = Decode(a, T, 128, hq // hkv, page, work, w)
-                        for forced in a.splits:
-                            fn = kernels[key].runner(s, forced or None)
-                            o = fn(*inputs)
-                            err = ((o.float() - ref.float()).norm() / ref.float().norm()).item()
-                            ms, _ = fwd.time_ms(fn, [inputs], 20, a.min_ms, a.warmup_ms)
-                            name = (f"tilec-page{page}" if page else "tilec-contig") + (f"-w{w}" if w != 4 else "")
-                            rows.append(dict(s, provider=name, page=page, splits=s["splits"], us=ms * 1e3,
-                                             gbps=kv_bytes / ms / 1e6, err=err))
-                            print_row(rows[-1], peak)
+                            kernels[key] = Decode(a, T, 128, hq // hkv, page, work, w, ahead)
+                        fn = kernels[key].runner(s, forced or None)
+                        o = fn(*inputs)
+                        err = ((o.float() - ref.float()).norm() / ref.float().norm()).item()
+                        ms, _ = fwd.time_ms(fn, [inputs], 20, a.min_ms, a.warmup_ms)
+                        name = ((f"tilec-page{page}" if page else "tilec-contig") + (f"-w{w}" if w != 4 else "")
+                                + ("-ia" if ahead else ""))
+                        rows.append(dict(s, provider=name, page=page, splits=s["splits"], us=ms * 1e3,
+                                         gbps=kv_bytes / ms / 1e6, err=err))
+                        print_row(rows[-1], peak)
                     del inputs, kc, vc, table
                 del q, k, v, qs, ks, vs, ref
                 torch.cuda.empty_cache()

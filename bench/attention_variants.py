@@ -46,6 +46,9 @@ def parse_args(argv=None):
     p.add_argument("--schedule-b", metavar="NAME=VALUE,...", default="",
                    help="schedule fields set in every config of provider tilec-b (tilec-b's binary: "
                         "--tilec-b, else --tilec), e.g. tma_a: the A/B of a schedule change")
+    p.add_argument("--config-b", metavar="CONFIG", default="",
+                   help="a whole config for provider tilec-b instead of the table's, as "
+                        "attention_fwd.py --config takes it (e.g. 128,64,8,producer,persistent)")
     p.add_argument("--arch", help="sm_90a or sm_80 (default: from the GPU; sm_90a for --dry-run)")
     p.add_argument("--head-dim", nargs="+", type=int, default=HEAD_DIMS)
     p.add_argument("--seqlen", nargs="+", type=int, help=f"default: {SEQLENS}")
@@ -67,11 +70,15 @@ def parse_args(argv=None):
         a.schedule_b = fwd.parse_schedule(a.schedule_b)
     except ValueError as e:
         p.error(f"--schedule-b: {e}")
-    b = a.tilec_b or a.schedule_b
+    try:
+        a.config_b = fwd.parse_cfg(a.config_b) if a.config_b else None
+    except ValueError as e:
+        p.error(f"--config-b: {e}")
+    b = a.tilec_b or a.schedule_b or a.config_b
     if a.providers is None:
         a.providers = [x for x in PROVIDERS if x != "tilec-b" or b]
     elif "tilec-b" in a.providers and not b:
-        p.error("provider tilec-b needs --tilec-b or --schedule-b")
+        p.error("provider tilec-b needs --tilec-b, --schedule-b or --config-b")
     elif b and "tilec-b" not in a.providers:
         a.providers.append("tilec-b")
     if a.quick:
@@ -333,10 +340,10 @@ def main(argv=None):
     table = fwd.load_table(table_path)
     tc = vr.Tilec(a.tilec, arch, table, workdir)
     tcs = {"tilec": tc}
-    if a.tilec_b or a.schedule_b:
+    if a.tilec_b or a.schedule_b or a.config_b:
         Path(workdir, "b").mkdir()
         tcs["tilec-b"] = vr.Tilec(a.tilec_b or a.tilec, arch, table, str(Path(workdir, "b")),
-                                  schedule=a.schedule_b)
+                                  schedule=a.schedule_b, config=a.config_b)
     need_tilec = any(p.startswith("tilec") for p in a.providers)
 
     print(f"plan: {len(shapes)} shapes, arch {arch}, tilec configs from {table_path.relative_to(fwd.ROOT)} "

@@ -48,14 +48,17 @@ class Tilec:
     it as ConfigTable::lookup does: keys T, D and CAUSAL (the variant's), the
     entry of the largest seqlen at or below S (else the smallest). Where tilec
     refuses that config, the table's default (recorded as a fallback).
-    `schedule` (fields -> values) is set over every config (--schedule-b)."""
+    `schedule` (fields -> values) is set over every config (--schedule-b);
+    `config` (fwd_config's form) replaces the table's for every shape
+    (--config-b)."""
 
-    def __init__(self, exe, arch, table, workdir, schedule=None):
+    def __init__(self, exe, arch, table, workdir, schedule=None, config=None):
         found = shutil.which(exe) or (exe if os.path.exists(exe) else None)
         if not found:
             sys.exit(f"error: tilec not found: {exe} (pass --tilec PATH)")
         self.exe, self.arch, self.table, self.dir = os.path.abspath(found), arch, table, Path(workdir)
         self.schedule = schedule or {}
+        self.config = config
         self.env = dict(os.environ)
         lib = Path(self.exe).parent.parent / "lib"  # bundle layout: bin/ + lib/
         if lib.is_dir():
@@ -67,10 +70,12 @@ class Tilec:
         """(config, origin) of the table for variant v at D, T, seqlen S:
         origin "T=bf16 D=64 CAUSAL=false seqlen=4096" (the entry) or "default"."""
         keys = {"T": T, "D": str(D), "CAUSAL": fwd.key_text(v.causal)}
-        e = fwd.lookup_entry(self.table, keys, S)
-        cfg = fwd.with_schedule(e["_cfg"] if e else self.table["_default"], self.schedule)
-        origin = (" ".join(f"{k}={e['_match'][k]}" for k in self.table["keys"])
-                  + f" {self.table['size']}={e[self.table['size']]}") if e else "default"
+        e = None if self.config else fwd.lookup_entry(self.table, keys, S)
+        base = self.config or (e["_cfg"] if e else self.table["_default"])
+        cfg = fwd.with_schedule(base, self.schedule)
+        origin = ("--config-b" if self.config else
+                  (" ".join(f"{k}={e['_match'][k]}" for k in self.table["keys"])
+                   + f" {self.table['size']}={e[self.table['size']]}") if e else "default")
         return (sparse_config(cfg) if sparse else cfg), origin
 
     def args(self, src, D, T, cfg):

@@ -238,7 +238,8 @@ Operation *TileDialect::materializeConstant(OpBuilder &builder, Attribute value,
 ScheduleAttr mlir::tile::toAttr(MLIRContext *ctx, const ::tile::Schedule &s) {
   return ScheduleAttr::get(ctx, s.numWarps, s.minBlocks, s.numStages, s.tma,
                            s.tmaA, s.tmaStore, s.pingpong, s.producer,
-                           s.persistent, s.ctaPrograms, s.l2Group, s.reverseX);
+                           s.persistent, s.ctaPrograms, s.l2Group, s.reverseX,
+                           s.indexAhead);
 }
 
 static ::tile::Schedule makeSchedule(int64_t numWarps, int64_t minBlocks,
@@ -246,7 +247,7 @@ static ::tile::Schedule makeSchedule(int64_t numWarps, int64_t minBlocks,
                                      bool tmaStore, bool pingpong,
                                      bool producer, bool persistent,
                                      int64_t ctaPrograms, int64_t l2Group,
-                                     bool reverseX) {
+                                     bool reverseX, bool indexAhead) {
   ::tile::Schedule s;
   s.numWarps = numWarps;
   s.minBlocks = minBlocks;
@@ -260,6 +261,7 @@ static ::tile::Schedule makeSchedule(int64_t numWarps, int64_t minBlocks,
   s.ctaPrograms = ctaPrograms;
   s.l2Group = l2Group;
   s.reverseX = reverseX;
+  s.indexAhead = indexAhead;
   return s;
 }
 
@@ -267,7 +269,8 @@ static ::tile::Schedule makeSchedule(int64_t numWarps, int64_t minBlocks,
   return makeSchedule(a.getNumWarps(), a.getMinBlocks(), a.getNumStages(),
                       a.getTma(), a.getTmaA(), a.getTmaStore(),
                       a.getPingpong(), a.getProducer(), a.getPersistent(),
-                      a.getCtaPrograms(), a.getL2Group(), a.getReverseX());
+                      a.getCtaPrograms(), a.getL2Group(), a.getReverseX(),
+                      a.getIndexAhead());
 }
 
 // The one check of a schedule is tile::Schedule::validate().
@@ -276,11 +279,12 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                    int64_t numStages, bool tma, bool tmaA,
                                    bool tmaStore, bool pingpong, bool producer,
                                    bool persistent, int64_t ctaPrograms,
-                                   int64_t l2Group, bool reverseX) {
+                                   int64_t l2Group, bool reverseX,
+                                   bool indexAhead) {
   std::string why =
       makeSchedule(numWarps, minBlocks, numStages, tma, tmaA, tmaStore,
                    pingpong, producer, persistent, ctaPrograms, l2Group,
-                   reverseX)
+                   reverseX, indexAhead)
           .validate();
   if (!why.empty())
     return emitError() << "invalid schedule: " << why;

@@ -72,7 +72,8 @@ def Tile_ScheduleAttr : AttrDef<Tile_Dialect, "Schedule"> {
     DefaultValuedParameter<"bool", "false">:$persistent,
     DefaultValuedParameter<"int64_t", "1">:$cta_programs,
     DefaultValuedParameter<"int64_t", "0">:$l2_group,
-    DefaultValuedParameter<"bool", "false">:$reverse_x);
+    DefaultValuedParameter<"bool", "false">:$reverse_x,
+    DefaultValuedParameter<"bool", "false">:$index_ahead);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }

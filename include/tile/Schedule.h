@@ -26,6 +26,9 @@ struct Schedule {
   bool tma = true;         ///< loads of dot operands by TMA into rings (sm_90a)
   bool tmaA = false;       ///< also a dot's A operand that is loop-invariant
   bool tmaStore = true;    ///< stores of whole rows by TMA (sm_90a)
+  /// A prefetched gather's index loads (page ids) one iteration further
+  /// ahead, carried in registers, so the gather does not wait for them.
+  bool indexAhead = false;
   // Warpgroup roles.
   bool pingpong = true;    ///< two consumer warpgroups take turns (8 warps)
   bool producer = false;   ///< a producer warpgroup issues the TMA copies

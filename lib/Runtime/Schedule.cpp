@@ -33,6 +33,7 @@ const Field kFields[] = {
     {"cta_programs", nullptr, &Schedule::ctaPrograms, 1, 8, false},
     {"l2_group", nullptr, &Schedule::l2Group, 0, 1 << 20, false},
     {"reverse_x", &Schedule::reverseX, nullptr, 0, 1, false},
+    {"index_ahead", &Schedule::indexAhead, nullptr, 0, 1, false},
 };
 
 std::string rangeError(const Field &f, int64_t v) {
@@ -45,7 +46,7 @@ std::string rangeError(const Field &f, int64_t v) {
 
 const char *tile::scheduleFieldNames() {
   return "num_warps, min_blocks, num_stages, tma, tma_a, tma_store, pingpong, "
-         "producer, persistent, cta_programs, l2_group, reverse_x";
+         "producer, persistent, cta_programs, l2_group, reverse_x, index_ahead";
 }
 
 std::string Schedule::validate() const {

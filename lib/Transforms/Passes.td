@@ -330,6 +330,9 @@ def TilePipelineLoads : Pass<"tile-pipeline-loads", "mlir::ModuleOp"> {
     load moves before the loop, each iteration loads for the next one (masked
     off past the upper bound) and uses the value carried from the previous
     one. Global-memory latency then overlaps the current iteration's work.
+    With the schedule's `index_ahead`, a gather's index loads (page ids)
+    are then loaded one more iteration ahead and carried, so the gather
+    does not wait for them.
   }];
   let dependentDialects = ["mlir::tile::TileDialect", "mlir::arith::ArithDialect",
                            "mlir::scf::SCFDialect"];

@@ -7,8 +7,17 @@
 // for the current iteration arrives through a new iter_arg. The prologue
 // load and each next-iteration load (and index load) are masked with
 // `iv < ub`, so no address outside the loop's range is read. Cost: the
-// prefetched tile's registers, live across the whole body. A persistent kernel's loop over
-// its programs (tile.persistent) is not pipelined.
+// prefetched tile's registers, live across the whole body. A persistent
+// kernel's loop over its programs (tile.persistent) is not pipelined.
+//
+// With the schedule's `index_ahead`, a gather's index loads (cloned at
+// iv + step for its prefetch) are then pipelined too: loaded two
+// iterations ahead of their gather's use and carried, so the prefetched
+// gather issues without waiting for its indices' round trip to memory.
+// Cost: the index tile's registers across the body. It pays where one
+// program per SM has nothing else to hide that round trip behind (paged
+// decode of a few sequences), and costs 3-4 % where two programs share
+// an SM (docs/serving.md).
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Transforms/Passes.h"
@@ -159,13 +168,39 @@ struct PipelineLoadsPass
       for (LoadOp ld : loads)
         if (feedsLoadAddress(ld))
           indexLoads.push_back(ld);
+      bool gathered = false;
       for (LoadOp ld : loads) {
         if (llvm::is_contained(indexLoads, ld))
           continue;
         // Each success replaces the loop; continue with the new one.
         scf::ForOp current = ld->getParentOfType<scf::ForOp>();
-        (void)pipeline(current, ld, rewriter);
+        gathered |= succeeded(pipeline(current, ld, rewriter)) &&
+                    !indexLoads.empty();
       }
+      if (gathered && getSchedule(indexLoads.front()).getIndexAhead())
+        indicesAhead(indexLoads.front()->getParentOfType<scf::ForOp>(),
+                     rewriter);
+    }
+  }
+
+  /// The gathers now load for the next iteration, through index loads
+  /// cloned at iv + step just before them. Those clones (their address a
+  /// function of iv) are pipelined in turn: loaded one iteration earlier
+  /// (two ahead of the gather's use) and carried in an iter_arg.
+  static void indicesAhead(scf::ForOp loop, RewriterBase &rewriter) {
+    // The current iteration's index loads lost their gathers: they go
+    // first (with the address arithmetic only they used).
+    for (Operation &op : llvm::make_early_inc_range(
+             llvm::reverse(loop.getBody()->getOperations())))
+      if (isOpTriviallyDead(&op))
+        op.erase();
+    SmallVector<LoadOp> clones;
+    for (auto ld : loop.getBody()->getOps<LoadOp>())
+      if (feedsLoadAddress(ld))
+        clones.push_back(ld);
+    for (LoadOp ld : clones) {
+      scf::ForOp current = ld->getParentOfType<scf::ForOp>();
+      (void)pipeline(current, ld, rewriter);
     }
   }
 };

@@ -1,6 +1,6 @@
 //===- DecodeTest.cpp - GPU parity of split-KV decode, paged and contiguous ===//
 //
-//   tile-gpu-decode [--seed N] [--only NAME] [--quick]
+//   tile-gpu-decode [--seed N] [--only NAME] [--quick] [--schedule F=V,...]
 //
 // JIT-compiles examples/attention/decode.tile and decode_combine.tile
 // ($TILEC_SOURCE_DIR/examples/attention, else the source tree) for the
@@ -18,6 +18,9 @@
 //   * three launches bitwise equal; the paged kernel bitwise equal to the
 //     contiguous one (PAGE = 0) on the same data and splits; the split run
 //     within the tolerance of the unsplit one.
+//
+// --schedule sets fields of decode.tile's schedule (index_ahead: the page
+// ids a block ahead, as tile::Decode runs few sequences).
 //
 // Exit: 0 all passed, 1 a failure, 77 no CUDA driver / GPU (ctest: skipped).
 //
@@ -157,15 +160,22 @@ int main(int argc, char **argv) {
   TestOptions opt;
   const std::string dir = sourcePath("TILEC_DECODE_DIR", "examples/attention",
                                      TILEC_DECODE_DIR);
-  if (!parseTestOptions(argc, argv, opt, false, "bf16_d128_g4_q1_page16"))
+  if (!parseTestOptions(argc, argv, opt, false, "bf16_d128_g4_q1_page16",
+                        /*withSchedule=*/true))
     return 2;
+  Schedule schedule;
+  if (std::string why = schedule.parse(opt.schedule); !why.empty()) {
+    std::fprintf(stderr, "tile-gpu-decode: --schedule %s: %s\n",
+                 opt.schedule.c_str(), why.c_str());
+    return 2;
+  }
   std::optional<Device> dev = openTestDevice();
   if (!dev)
     return kSkipExit;
   std::printf("tile-gpu-decode: %s, arch %s, seed %llu (rerun: --seed %llu)\n"
-              "kernels: %s/decode.tile, decode_combine.tile\n",
+              "kernels: %s/decode.tile, decode_combine.tile; schedule %s\n",
               dev->description().c_str(), dev->archString().c_str(), opt.seed,
-              opt.seed, dir.c_str());
+              opt.seed, dir.c_str(), schedule.str().c_str());
   std::mt19937_64 rng(opt.seed);
   std::vector<DecodeConfig> configs;
   for (DType t : {DType::BF16, DType::F16, DType::F32})
@@ -192,7 +202,7 @@ int main(int argc, char **argv) {
                  {"G", std::to_string(c.g)}, {"QLEN", std::to_string(c.qlen)},
                  {"PAGE", std::to_string(page)}, {"NHD", c.nhd ? "true" : "false"}};
     Expected<CompiledKernelRef> dk =
-        jit.compileFile(dir + "/decode.tile", d, "", dev->archString());
+        jit.compileFile(dir + "/decode.tile", d, "", dev->archString(), schedule);
     if (!dk)
       return Status::error(dk.error());
     Expected<CompiledKernelRef> ck = jit.compileFile(

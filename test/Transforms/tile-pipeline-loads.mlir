@@ -91,3 +91,45 @@ func.func @gather(%t: !tile.ptr<i32>, %p: !tile.ptr<f32>, %ub: i32) -> !tile.til
   }
   return %r : !tile.tile<64xf32>
 }
+
+// -----
+
+// The same gather under `index_ahead`: the clone of the index load that
+// feeds the next gather is pipelined in turn, after it. The indices are
+// loaded two iterations ahead of their use and carried, so the next
+// gather does not wait for them.
+// CHECK-LABEL: func.func @gather_ahead
+// CHECK-SAME:    (%[[T:.*]]: !tile.ptr<i32>, %[[P:.*]]: !tile.ptr<f32>, %[[UB:.*]]: i32)
+// CHECK:         %[[IDX0:.*]] = tile.load %{{.*}}, %{{.*}} : <64x!tile.ptr<i32>>
+// CHECK:         %[[G0:.*]] = tile.addptr %{{.*}}, %[[IDX0]]
+// CHECK:         %[[FIRST:.*]] = tile.load %[[G0]], %{{.*}} : <64x!tile.ptr<f32>>
+// CHECK:         %[[IDX1:.*]] = tile.load %{{.*}}, %{{.*}} : <64x!tile.ptr<i32>>
+// CHECK:         scf.for %[[IV:.*]] = %{{.*}} to %[[UB]] step %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}, %[[CUR:.*]] = %[[FIRST]], %[[NIDX:.*]] = %[[IDX1]])
+// CHECK:           tile.add %[[ACC]], %[[CUR]]
+// CHECK-NOT:       tile.load
+// CHECK:           %[[G:.*]] = tile.addptr %{{.*}}, %[[NIDX]]
+// CHECK-NEXT:      %[[M:.*]] = tile.splat
+// CHECK-NEXT:      %[[NL:.*]] = tile.load %[[G]], %[[M]] : <64x!tile.ptr<f32>>
+// CHECK:           %[[IV1:.*]] = arith.addi %[[IV]], %{{.*}} : i32
+// CHECK-NEXT:      %[[IV2:.*]] = arith.addi %[[IV1]], %{{.*}} : i32
+// CHECK:           %[[IDX2:.*]] = tile.load %{{.*}}, %{{.*}} : <64x!tile.ptr<i32>>
+// CHECK:           scf.yield %{{.*}}, %[[NL]], %[[IDX2]]
+// CHECK-NOT:     tile.load
+// CHECK:         return
+func.func @gather_ahead(%t: !tile.ptr<i32>, %p: !tile.ptr<f32>, %ub: i32) -> !tile.tile<64xf32> attributes {tile.kernel, tile.schedule = #tile.schedule<index_ahead = true>} {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %z = tile.full 0.0 : f32 : !tile.tile<64xf32>
+  %tt = tile.splat %t : !tile.tile<64x!tile.ptr<i32>>
+  %pt = tile.splat %p : !tile.tile<64x!tile.ptr<f32>>
+  %r = scf.for %iv = %c0 to %ub step %c64 iter_args(%acc = %z) -> (!tile.tile<64xf32>) : i32 {
+    %off = tile.splat %iv : !tile.tile<64xi32>
+    %tp = tile.addptr %tt, %off : !tile.tile<64x!tile.ptr<i32>>, !tile.tile<64xi32>
+    %idx = tile.load %tp : !tile.tile<64x!tile.ptr<i32>> -> !tile.tile<64xi32>
+    %gp = tile.addptr %pt, %idx : !tile.tile<64x!tile.ptr<f32>>, !tile.tile<64xi32>
+    %x = tile.load %gp : !tile.tile<64x!tile.ptr<f32>> -> !tile.tile<64xf32>
+    %s = tile.add %acc, %x : !tile.tile<64xf32>
+    scf.yield %s : !tile.tile<64xf32>
+  }
+  return %r : !tile.tile<64xf32>
+}

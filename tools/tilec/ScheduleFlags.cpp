@@ -62,6 +62,9 @@ cl::opt<bool> persistent("persistent", cl::cat(category),
                                   "grid"));
 cl::opt<bool> reverseX("reverse-x", cl::cat(category),
                        cl::desc("Program order: program_id(0) counts down"));
+cl::opt<bool> indexAhead("index-ahead", cl::cat(category),
+                         cl::desc("A prefetched gather's index loads (page "
+                                  "ids) one more iteration ahead"));
 
 const std::pair<cl::opt<int64_t> *, const char *> intFlags[] = {
     {&numWarps, "num_warps"},     {&numStages, "num_stages"},
@@ -71,7 +74,7 @@ const std::pair<cl::opt<bool> *, const char *> boolFlags[] = {
     {&tma, "tma"},           {&tmaA, "tma_a"},
     {&tmaStore, "tma_store"}, {&pingpong, "pingpong"},
     {&producer, "producer"}, {&persistent, "persistent"},
-    {&reverseX, "reverse_x"}};
+    {&reverseX, "reverse_x"}, {&indexAhead, "index_ahead"}};
 } // namespace
 
 std::string tilec::scheduleFromFlags(tile::Schedule &out) {
