@@ -33,17 +33,18 @@ BN = 128  # keys per decode iteration (decode.tile's BN)
 COMBINE_ROWS = 16  # decode_combine.tile's R
 
 
-def num_splits(programs, blocks, sms, per_sm, max_splits=128):
-    """tile::decodeSplits (lib/Attention/Decode.cpp, docs/serving.md): with
-    at most half as many programs as SMs, as many splits as give every SM
-    one program; otherwise FlashDecoding's rule, the fewest splits whose
+def num_splits(programs, blocks, sms, per_sm, max_splits=128, paged=False):
+    """tile::decodeSplits (lib/Attention/Decode.cpp, docs/serving.md): on a
+    contiguous cache with at most half as many programs as SMs, as many
+    splits as give every SM one program; otherwise (and always when
+    `paged`) FlashDecoding's rule, the fewest splits whose
     waves of `programs * splits` over the `sms * per_sm` resident slots are
     at least 85 % as full as the best count's; each split keeps >= 1 key
     block."""
     if programs <= 0 or sms <= 0:
         return 1
     limit = max(1, min(max_splits, blocks))
-    if 2 * programs <= sms:
+    if not paged and 2 * programs <= sms:
         return min(limit, sms // programs)
     slots = sms * max(1, per_sm)
     eff = []
@@ -54,17 +55,8 @@ def num_splits(programs, blocks, sms, per_sm, max_splits=128):
     return next(s for s, e in enumerate(eff, 1) if e >= 0.85 * best)
 
 
-def index_ahead(programs, sms, splits, paged):
-    """tile::decodeIndexAhead: a paged decode whose SMs run at most one
-    program each (splits 0: num_splits's choice) loads its page ids a block
-    ahead (the schedule's index_ahead)."""
-    if not paged or programs <= 0 or sms <= 0:
-        return False
-    return programs * splits <= sms if splits else 2 * programs <= sms
-
-
 def self_test():
-    """num_splits and index_ahead against tile::decodeSplits's unit test
+    """num_splits against tile::decodeSplits's unit test
     (test/Unit/DecodeSplitsTest.cpp): 132 SMs, two programs per SM."""
     cases = {(8, 512): 16, (64, 512): 2, (1, 100000): 128, (128, 512): 2,
              (512, 512): 1, (100, 512): 5, (8, 2): 2, (8, 1): 1, (0, 10): 1}
@@ -72,11 +64,7 @@ def self_test():
         got = num_splits(programs, blocks, 132, 2)
         assert got == want, f"num_splits({programs}, {blocks}, 132, 2) = {got}, want {want}"
     assert num_splits(1, 100000, 132, 2, 16) == 16
-    ahead = {(8, 0, True): True, (66, 0, True): True, (67, 0, True): False, (8, 0, False): False,
-             (8, 16, True): True, (8, 29, True): False, (0, 0, True): False}
-    for (programs, splits, paged), want in ahead.items():
-        got = index_ahead(programs, 132, splits, paged)
-        assert got == want, f"index_ahead({programs}, 132, {splits}, {paged}) = {got}, want {want}"
+    assert num_splits(8, 512, 132, 2, paged=True) == 29  # FlashDecoding's waves
     print("self-test: ok")
 
 
@@ -116,7 +104,8 @@ class Decode:
         B, hkv, kv = s["B"], s["Hkv"], s["kv"]
         slots = fwd.resident_programs(f.ptr, block, int(self.man.get("sharedMemoryBytes", 0)))
         sms = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
-        splits = splits_override or num_splits(B * hkv, math.ceil(kv / self.bn), sms, slots // sms)
+        splits = splits_override or num_splits(B * hkv, math.ceil(kv / self.bn), sms, slots // sms,
+                                               paged=self.page > 0)
         s["splits"] = splits
         stream = torch.cuda.current_stream().cuda_stream
         keep = (mod, cmod, f, cf)
@@ -154,15 +143,18 @@ def make_cache(s, dtype):
     return q, k, v
 
 
-def paged(s, page, k, v):
+def paged(s, page, k, v, order="shuffled"):
     """The same cache as pages of `page` tokens ([num_pages, page, Hkv, D],
-    NHD) handed out in shuffled order, and its block table [B, pages]."""
+    NHD) handed out in shuffled order (or in order: `order` "sequential"),
+    and its block table [B, pages]."""
     import torch
     B, kv = s["B"], s["kv"]
     per = math.ceil(kv / page)
     s["max_blocks"] = per
     g = torch.Generator(device="cuda").manual_seed(1)
-    table = torch.randperm(B * per, device="cuda", generator=g).to(torch.int32).view(B, per)
+    ids = (torch.randperm(B * per, device="cuda", generator=g) if order == "shuffled"
+           else torch.arange(B * per, device="cuda"))
+    table = ids.to(torch.int32).view(B, per)
     pools = []
     for c in (k, v):
         pool = torch.empty(B * per, page, *c.shape[2:], device="cuda", dtype=c.dtype)
@@ -204,9 +196,12 @@ def parse_args(argv=None):
     p.add_argument("--page", nargs="+", type=int, default=PAGES, help="0: the contiguous cache")
     p.add_argument("--bn", type=int, default=BN, help=f"keys per decode iteration (default {BN})")
     p.add_argument("--warps", nargs="+", type=int, default=[4], help="decode.tile's num_warps (each a provider)")
-    p.add_argument("--index-ahead", nargs="+", choices=["rule", "on", "off"], default=["rule"],
-                   help="page ids loaded a block ahead (the schedule's index_ahead), each a provider "
-                   "(rule: tile::decodeIndexAhead's choice, the default)")
+    p.add_argument("--index-ahead", nargs="+", choices=["off", "on"], default=["off"],
+                   help="paged: page ids loaded a block further ahead (the schedule's index_ahead), "
+                   "each a provider (default off, as tile::Decode runs)")
+    p.add_argument("--page-order", choices=["shuffled", "sequential"], default="shuffled",
+                   help="the order pages are handed out in (default shuffled; sequential: the paged "
+                   "cost without the scatter)")
     p.add_argument("--splits", type=int, nargs="+", default=[0],
                    help="split counts to time, each a row (0: the heuristic, the default)")
     p.add_argument("--dtype", choices=["bf16", "fp16"], default="bf16")
@@ -258,7 +253,6 @@ def main(argv=None):
         a.max_gib = 0.4 * torch.cuda.get_device_properties(0).total_memory / 2**30
     print(f"{gpu}: device-to-device copy {peak:.0f} GB/s (read + write)")
     rows, kernels = [], {}
-    sms = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
     hdr = f"{'B':>4} {'kv':>6} {'Hq/Hkv':>7} {'provider':>16} {'splits':>6} {'us':>9} {'GB/s':>7} {'%copy':>6} {'err':>8}"
     print(hdr)
     for hq, hkv in a.heads:
@@ -284,18 +278,13 @@ def main(argv=None):
                     print_row(rows[-1], peak)
                 for page in a.page:
                     if page:
-                        kc, vc, table = paged(s, page, k, v)
+                        kc, vc, table = paged(s, page, k, v, a.page_order)
                     else:
                         kc, vc, table = k, v, torch.zeros(1, device="cuda", dtype=torch.int32)
                     inputs = (q, kc, vc, table, lens)
-                    timed = set()
-                    for w, mode, forced in itertools.product(a.warps, a.index_ahead, a.splits):
-                        ahead = page > 0 and (mode == "on" or (
-                            mode == "rule" and index_ahead(B * hkv, sms, forced, True)))
+                    modes = sorted({m == "on" and page > 0 for m in a.index_ahead})
+                    for w, ahead, forced in itertools.product(a.warps, modes, a.splits):
                         key = (hq // hkv, page, w, ahead)
-                        if (key, forced) in timed:
-                            continue  # "on" and "off" are one kernel on a contiguous cache
-                        timed.add((key, forced))
                         if key not in kernels:
                             kernels[key] = Decode(a, T, 128, hq // hkv, page, work, w, ahead)
                         fn = kernels[key].runner(s, forced or None)

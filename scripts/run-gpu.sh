@@ -110,8 +110,8 @@ for t in tile-gpu-persistent tile-gpu-cta-programs tile-gpu-launch-contract \
          tile-gpu-linear-attn tile-gpu-linear-attn-bwd tile-gpu-variants; do
   [[ -x $DEST/bin/$t ]] && run_step "$t" "$DEST/bin/$t"
 done
-# Paged decode with its page ids a block ahead (index_ahead: tile::Decode
-# runs few sequences so).
+# Paged decode with its page ids a block ahead (the schedule's index_ahead,
+# opt-in: docs/schedule.md).
 [[ -x $DEST/bin/tile-gpu-decode ]] &&
   run_step tile-gpu-decode-index-ahead "$DEST/bin/tile-gpu-decode" --schedule index_ahead
 # A schedule the backward's tables do not use yet: a producer warpgroup

@@ -56,20 +56,13 @@ struct DecodeOptions {
 
 /// The split count (<= maxSplits, each split with at least one key block)
 /// for `programs` = batch * KV heads over `sms` SMs that run `perSM`
-/// decode programs each: with at most half as many programs as SMs, as
-/// many splits as give every SM one program; otherwise FlashDecoding's
-/// rule, the fewest splits whose waves of programs * splits over the
-/// sms * perSM resident slots are at least 85 % as full as the best
-/// count's (docs/serving.md).
+/// decode programs each: on a contiguous cache with at most half as many
+/// programs as SMs, as many splits as give every SM one program; otherwise
+/// (and always for a `paged` cache) FlashDecoding's rule, the fewest
+/// splits whose waves of programs * splits over the sms * perSM resident
+/// slots are at least 85 % as full as the best count's (docs/serving.md).
 int decodeSplits(long programs, long blocks, long sms, long perSM,
-                 int maxSplits = 128);
-
-/// Whether a paged decode of `programs` = batch * KV heads runs with the
-/// schedule's `index_ahead` (page ids loaded a block before their
-/// gather): where each SM runs at most one program (`splits` of them per
-/// sequence and head; 0: decodeSplits's choice), so nothing else on the SM
-/// hides a gather's wait for its page id.
-bool decodeIndexAhead(long programs, long sms, int splits, bool paged);
+                 int maxSplits = 128, bool paged = false);
 
 class Decode {
 public:

@@ -21,25 +21,26 @@ namespace tile {
 
 namespace {
 /// decodeSplits's first branch (see there).
-bool onePerSM(long programs, long sms) {
-  return programs > 0 && 2 * programs <= sms;
+bool onePerSM(long programs, long sms, bool paged) {
+  return !paged && programs > 0 && 2 * programs <= sms;
 }
 } // namespace
 
 int decodeSplits(long programs, long blocks, long sms, long perSM,
-                 int maxSplits) {
+                 int maxSplits, bool paged) {
   if (programs <= 0 || sms <= 0)
     return 1;
   long limit = std::max(1L, std::min<long>(maxSplits, blocks));
-  // Few sequences: one program per SM. A program keeps one K/V block in
-  // flight, so an SM's read rate hardly grows with a second resident
-  // program, while every extra program adds a prologue (Q load, the first
-  // block's latency) and a partial for the combine. On an H100 (132 SMs,
-  // two decode programs per SM), batch 1 / 8 KV heads / 64k keys read
-  // 2.54-2.58 TB/s at 16 splits (128 programs), 2.28-2.37 at 29 and 2.32
-  // at 33 (264 programs, every slot filled). A paged program runs so with
-  // its page ids loaded a block further ahead (decodeIndexAhead).
-  if (onePerSM(programs, sms))
+  // Few sequences on a contiguous cache: one program per SM. A program
+  // keeps one K/V block in flight, so an SM's read rate hardly grows with
+  // a second resident program, while every extra program adds a prologue
+  // (Q load, the first block's latency) and a partial for the combine. On
+  // an H100 (132 SMs, two decode programs per SM), batch 1 / 8 KV heads /
+  // 64k keys read 2.54-2.58 TB/s at 16 splits (128 programs), 2.28-2.37
+  // at 29 and 2.32 at 33 (264 programs, every slot filled). A paged
+  // gather waits on its page id before each block's loads: there the
+  // second resident program pays (2.22 TB/s at 29 splits, 1.98 at 16).
+  if (onePerSM(programs, sms, paged))
     return int(std::min(limit, sms / programs));
   // More: FlashDecoding's rule over every resident slot.
   long slots = sms * std::max(1L, perSM);
@@ -53,12 +54,6 @@ int decodeSplits(long programs, long blocks, long sms, long perSM,
     if (eff[i] >= 0.85 * best)
       return int(i + 1);
   return 1;
-}
-
-bool decodeIndexAhead(long programs, long sms, int splits, bool paged) {
-  if (!paged || programs <= 0 || sms <= 0)
-    return false;
-  return splits ? programs * splits <= sms : onePerSM(programs, sms);
 }
 
 struct Decode::Impl {
@@ -136,12 +131,7 @@ Expected<Decode> Decode::plan(const Device &device, const DecodeParams &params,
                      {"QLEN", std::to_string(p.queryLen)},
                      {"PAGE", std::to_string(p.pageSize)},
                      {"NHD", p.nhd ? "true" : "false"}};
-  const long programs = long(p.batch) * p.kvHeads, sms = device.smCount();
-  Schedule schedule;
-  schedule.indexAhead =
-      decodeIndexAhead(programs, sms, p.splits, p.pageSize > 0);
-  Expected<Kernel> dk =
-      options.jit->loadFile(device, dir + "/decode.tile", defines, "", schedule);
+  Expected<Kernel> dk = options.jit->loadFile(device, dir + "/decode.tile", defines);
   if (!dk)
     return dk.status().withContext("decode: decode.tile");
   Expected<Kernel> ck = options.jit->loadFile(
@@ -160,8 +150,10 @@ Expected<Decode> Decode::plan(const Device &device, const DecodeParams &params,
     Expected<unsigned> perSM = impl->decode.programsPerSM();
     if (!perSM)
       return perSM.status().withContext("decode");
-    impl->splits = decodeSplits(programs, blocks, sms, long(*perSM));
-    splitWhy = onePerSM(programs, sms)
+    const long programs = long(p.batch) * p.kvHeads, sms = device.smCount();
+    const bool paged = p.pageSize > 0;
+    impl->splits = decodeSplits(programs, blocks, sms, long(*perSM), 128, paged);
+    splitWhy = onePerSM(programs, sms, paged)
                    ? fmt::format("one program per SM: {} programs, {} SMs",
                                  programs, sms)
                    : fmt::format("FlashDecoding's waves: {} programs, {} "
@@ -185,8 +177,6 @@ Expected<Decode> Decode::plan(const Device &device, const DecodeParams &params,
       return l.status().withContext("decode: lse");
     impl->lse = l.take();
   }
-  if (schedule.indexAhead)
-    splitWhy += "; page ids a block ahead";
   impl->planLine = fmt::format(
       "decode: {} B={} H_KV={} G={} QLEN={} D={} {} {}, {} split{} ({})",
       typeName(p.dtype), p.batch, p.kvHeads, p.group, p.queryLen, p.headDim,

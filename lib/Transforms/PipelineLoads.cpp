@@ -14,10 +14,10 @@
 // iv + step for its prefetch) are then pipelined too: loaded two
 // iterations ahead of their gather's use and carried, so the prefetched
 // gather issues without waiting for its indices' round trip to memory.
-// Cost: the index tile's registers across the body. It pays where one
-// program per SM has nothing else to hide that round trip behind (paged
-// decode of a few sequences), and costs 3-4 % where two programs share
-// an SM (docs/serving.md).
+// Cost: the index tile's registers across the body (paged decode at
+// D = 128: 4 more bytes of spills). Opt-in: on an H100 paged decode
+// measured -1 to +2 % with it at two programs per SM and -5 % at one
+// (docs/schedule.md).
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Transforms/Passes.h"

@@ -129,30 +129,11 @@ TEST(DecodePlanTest, PlanLineSaysHowTheSplitsWereChosen) {
   expectPlan(p, 1, "1 split (one program per SM");
   p.maxBlocks = 300;
   expectPlan(p, 3, "3 splits (one program per SM");
-  // A paged decode of few sequences also runs one program per SM, with its
-  // page ids loaded a block ahead (the schedule's index_ahead).
-  auto lastDecodeSchedule = [&] {
-    for (auto it = f.compiler.calls.rbegin(); it != f.compiler.calls.rend(); ++it)
-      if (it->defines.count("PAGE"))
-        return it->schedule;
-    return Schedule();
-  };
-  EXPECT_FALSE(lastDecodeSchedule().indexAhead); // contiguous: no page ids
   p.pageSize = 16;
   p.maxBlocks = 4096; // 64k keys in pages of 16
-  expectPlan(p, 16,
-             "16 splits (one program per SM: 8 programs, 132 SMs; page ids a "
-             "block ahead)");
-  EXPECT_TRUE(lastDecodeSchedule().indexAhead);
-  p.splits = 3; // 24 programs: still at most one per SM
-  expectPlan(p, 3, "3 splits (DecodeParams::splits; page ids a block ahead)");
-  p.splits = 0;
-  p.batch = 32; // 256 programs: two share an SM
-  expectPlan(p, 1, "1 split (FlashDecoding's waves: 256 programs, 264 slots)");
-  EXPECT_FALSE(lastDecodeSchedule().indexAhead);
+  expectPlan(p, 29, "29 splits (FlashDecoding's waves: 8 programs, 264 slots)");
   p.splits = 3;
   expectPlan(p, 3, "3 splits (DecodeParams::splits)");
-  EXPECT_FALSE(lastDecodeSchedule().indexAhead);
   fake()->programsPerSM = 0;
 }
 

@@ -19,17 +19,11 @@ TEST(DecodeSplits, GivesEverySmOneProgramForFewSequences) {
   EXPECT_EQ(tile::decodeSplits(1, 100000, 132, 2, 16), 16);
 }
 
-TEST(DecodeSplits, RunsPagedCachesOfFewSequencesWithIndicesAhead) {
-  // 8 programs over 132 SMs: one per SM, so a paged gather's page ids are
-  // loaded a block ahead; 256 programs share SMs and do not.
-  EXPECT_TRUE(tile::decodeIndexAhead(8, 132, 0, true));
-  EXPECT_TRUE(tile::decodeIndexAhead(66, 132, 0, true));
-  EXPECT_FALSE(tile::decodeIndexAhead(67, 132, 0, true));
-  EXPECT_FALSE(tile::decodeIndexAhead(8, 132, 0, false)); // contiguous
-  // Forced splits: at most one program per SM in all.
-  EXPECT_TRUE(tile::decodeIndexAhead(8, 132, 16, true));
-  EXPECT_FALSE(tile::decodeIndexAhead(8, 132, 29, true));
-  EXPECT_FALSE(tile::decodeIndexAhead(0, 132, 0, true));
+TEST(DecodeSplits, FillsTheWavesOfPagedCaches) {
+  // A paged gather gains from a second resident program: 29 splits fill
+  // 85 % of the 264 slots; 33 fill them all.
+  EXPECT_EQ(tile::decodeSplits(8, 512, 132, 2, 128, true), 29);
+  EXPECT_EQ(tile::decodeSplits(64, 512, 132, 2, 128, true), 4);
 }
 
 TEST(DecodeSplits, FillsTheWavesOfLargerBatches) {
