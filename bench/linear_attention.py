@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import attention_fwd as af  # noqa: E402
 from linear_torch import torch_chunked  # noqa: E402
-from linear_tilec import (BWD_KERNELS, KINDS, LINEAR_TILE, LinearTilec,  # noqa: E402
+from linear_tilec import (BWD_KERNELS, KINDS, LINEAR_TILE, LinearTilec, bwd_bk,  # noqa: E402
                           linear_bwd_runner, linear_runner, linear_schedule, segments,
                           PROGRAMS_PER_SM, SMS)
 
@@ -120,6 +120,9 @@ def self_test():
     assert all(x["H"] * x["D"] == HIDDEN for x in plan)
     assert linear_schedule(64) == (64, 4) and linear_schedule(128) == (32, 8)
     assert linear_schedule(64, 32) == (32, 4) and linear_schedule(128, 64) == (64, 8)
+    assert bwd_bk(64, 2 * 32) == 32 and bwd_bk(64, 4 * 32) == 32    # 64, 128 programs < 132 SMs
+    assert bwd_bk(64, 8 * 32) == 64 and bwd_bk(64, 2 * 32, 64) == 64  # 256 programs; --bv 64
+    assert bwd_bk(128, 32) == 32                                      # D = 128: BV = 32 already
     assert segments(1024, 64, 2048) == (1, 1024)
     assert segments(65536, 64, 32) == (8, 8192)      # one wave of 256 programs
     assert segments(16384, 64, 128) == (2, 8192)     # 3 would take two waves
@@ -157,14 +160,16 @@ def dry_run(a):
             line = (f"{s['dtype']} D={s['D']} S={s['S']} B={s['B']} H={s['H']}: "
                     f"linear C={a.chunk} BV={bv} W={warps} grid ({s['D'] // bv}, {s['B'] * s['H']}, "
                     f"{nseg}) segment {seg_len}")
+            bk = bwd_bk(s["D"], s["B"] * s["H"], a.bv)
             try:
                 for v in [None, "seg", "segsum"] + BWD_KERNELS if nseg > 1 else [None] + BWD_KERNELS:
-                    lt.compile_linear(T, s["D"], a.chunk, a.kind, v)
+                    vbk = bk if v in BWD_KERNELS else None
+                    lt.compile_linear(T, s["D"], a.chunk, a.kind, v, vbk)
                     if lt_b:
-                        lt_b.compile_linear(T, s["D"], a.chunk, a.kind, v)
+                        lt_b.compile_linear(T, s["D"], a.chunk, a.kind, v, vbk)
                 cfg = softmax_cfg(table, s)
                 sm.compile(T, s["D"], True, cfg)
-                line += f"; backward; softmax {af.cfg_str(cfg)}: compiled" + \
+                line += f"; backward BK={bk}; softmax {af.cfg_str(cfg)}: compiled" + \
                     (" (linear kernels by --tilec-b too)" if lt_b else "")
             except RuntimeError as e:
                 line += f": {e}"
@@ -227,10 +232,11 @@ def run(a):
                 status = 1
         bv, warps = linear_schedule(s["D"], a.bv)
         nseg = getattr(runners.get("tilec-linear", (None,))[0], "nseg", "?")
+        bk = getattr(runners.get("tilec-linear-bwd", (None,))[0], "bk", bv)
         configs = {"tilec-linear": f"C={a.chunk},BV={bv},W={warps},NSEG={nseg}",
-                   "tilec-linear-bwd": f"C={a.chunk},BK={bv},W={warps}",
+                   "tilec-linear-bwd": f"C={a.chunk},BK={bk},W={warps}",
                    "tilec-linear-b": f"C={a.chunk},BV={bv},W={warps},NSEG={nseg}",
-                   "tilec-linear-bwd-b": f"C={a.chunk},BK={bv},W={warps}",
+                   "tilec-linear-bwd-b": f"C={a.chunk},BK={bk},W={warps}",
                    "tilec-softmax": af.cfg_str(softmax_cfg(table, s)),
                    "torch-chunked": f"C={a.chunk}", "torch-compile": f"C={a.chunk}"}
         for p, (fn, fl) in runners.items():

@@ -38,6 +38,21 @@ def linear_schedule(D, bv=0):
     return (bv, w) if bv else ((64, w) if D <= 64 else (32, w))
 
 
+def bwd_bk(D, bh, bv=0, sms=SMS):
+    """The backward's key columns per program: `bv` when given, else
+    linear_schedule's, halved to 32 at D = 64 where its (D / BK) x B*H
+    programs would leave SMs idle. Its programs each scan a whole sequence,
+    so fewer than the SMs is fewer of them running, not shorter ones: on
+    an H100 BK = 32 took 2.84 / 5.34 ms at 32k / 64k tokens per sequence
+    (64k tokens, H = 32: 64 / 32 programs at BK = 64) against 3.41 / 6.65
+    at BK = 64, level at 16k (128 programs), and 1.47x slower up to 8k
+    (identity map, docs/linear_attention.md)."""
+    bk, _ = linear_schedule(D, bv)
+    if not bv and D <= 64 and D // bk * bh < sms:
+        bk = 32
+    return bk
+
+
 def segments(S, C, programs, slots=PROGRAMS_PER_SM * SMS):
     """(segment count, segment rows) of the segmented forward. Every segment
     is a program that runs its chunks in turn (linear_attn_segsum.tile first
@@ -75,17 +90,17 @@ class LinearTilec(af.Tilec):
     def schedule(self, D):
         return linear_schedule(D, self.bv)
 
-    def linear_args(self, T, D, C, kind, variant=None):
+    def linear_args(self, T, D, C, kind, variant=None, bk=None):
         """tilec's command line for linear_attn.tile; variant "seg": its
         SEGMENTED form, "segsum": linear_attn_segsum.tile, a backward kernel's
         name: that kernel of linear_attn_bwd.tile (no normaliser: the backward
-        has none)."""
+        has none; `bk`: its BK, else the forward's BV)."""
         bv, warps = self.schedule(D)
         defs = dict(T=T, D=D, C=C, **KINDS[kind])
         tile, bwd = self.tile, variant in BWD_KERNELS
         if bwd:
             del defs["NORMALIZE"]
-            defs["BK"] = bv
+            defs["BK"] = bk or bv
             tile = BWD_TILE
         else:
             defs["BV"] = bv
@@ -99,13 +114,13 @@ class LinearTilec(af.Tilec):
             out += ["-D", f"{k}={v}"]
         return out
 
-    def compile_linear(self, T, D, C, kind, variant=None):
+    def compile_linear(self, T, D, C, kind, variant=None, bk=None):
         """(ptx, manifest) of a linear_args variant."""
         import subprocess
-        key = ("linear", T, D, C, kind, variant)
+        key = ("linear", T, D, C, kind, variant, bk)
         if key not in self.cache:
-            prefix = self.dir / f"la_{T}_d{D}_c{C}_{kind}_{variant or 'fwd'}"
-            args = self.linear_args(T, D, C, kind, variant)
+            prefix = self.dir / f"la_{T}_d{D}_c{C}_{kind}_{variant or 'fwd'}{f'_bk{bk}' if bk else ''}"
+            args = self.linear_args(T, D, C, kind, variant, bk)
             r = subprocess.run(args + ["-o", str(prefix)],
                                capture_output=True, text=True, env=self.env)
             if r.returncode != 0:
@@ -126,9 +141,9 @@ class LinearTilec(af.Tilec):
         return self.cache[key]
 
 
-def load_kernel(lt, s, C, kind, variant, grid):
+def load_kernel(lt, s, C, kind, variant, grid, bk=None):
     """A KernelLauncher of a compiled variant on torch's current stream."""
-    ptx, man = lt.compile_linear(af.DTYPES[s["dtype"]], s["D"], C, kind, variant)
+    ptx, man = lt.compile_linear(af.DTYPES[s["dtype"]], s["D"], C, kind, variant, bk)
     return af.launch_compiled(ptx, man, grid)
 
 
@@ -177,8 +192,9 @@ def linear_bwd_runner(lt, s, C, kind):
     the timing does not depend on the values)."""
     import torch
     bh, D = s["B"] * s["H"], s["D"]
-    bv, _ = lt.schedule(D)
-    launches = [load_kernel(lt, s, C, kind, name, (D // bv, bh, 1)) for name in BWD_KERNELS]
+    sms = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
+    bk = bwd_bk(D, bh, lt.bv, sms)
+    launches = [load_kernel(lt, s, C, kind, name, (D // bk, bh, 1), bk) for name in BWD_KERNELS]
     gamma = torch.ones(s["H"], device="cuda", dtype=torch.float32)
 
     def fn(q, k, v):
@@ -187,4 +203,5 @@ def linear_bwd_runner(lt, s, C, kind):
             launch(q.data_ptr(), k.data_ptr(), v.data_ptr(), q.data_ptr(), g.data_ptr(),
                    gamma.data_ptr(), s["S"], s["H"], D ** -0.5)
         return grads[0]
+    fn.bk = bk
     return fn
