@@ -13,6 +13,7 @@
 #include "tile/Decode.h"
 
 #include <limits>
+#include <optional>
 
 using namespace tile;
 using namespace tiletest;
@@ -30,6 +31,21 @@ DecodeParams shape(int batch, int headDim) {
   return p;
 }
 
+/// The fake driver (132 SMs), its device and plan options with the fake
+/// compiler's JIT.
+class DecodePlanTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    ASSERT_TRUE(fake());
+    dev.emplace(Device::open());
+    ASSERT_TRUE(dev->ok()) << dev->error();
+    opts = DecodeOptions{f.options().jit, kernelDir()};
+  }
+  AttentionFixture f;
+  std::optional<Expected<Device>> dev;
+  DecodeOptions opts;
+};
+
 /// Fake-driver buffers (64 KiB each) for every pointer a run reads.
 void allocate(AttentionFixture &f, const Device &dev, DecodeParams &p) {
   for (DevicePtr *ptr :
@@ -41,25 +57,20 @@ void allocate(AttentionFixture &f, const Device &dev, DecodeParams &p) {
   }
 }
 
-TEST(DecodePlanTest, ScaleMustBeFiniteAndNotNegative) {
-  AttentionFixture f;
-  ASSERT_TRUE(fake());
-  auto dev = Device::open();
-  ASSERT_TRUE(dev.ok()) << dev.error();
-  DecodeOptions opts{f.options().jit, kernelDir()};
+TEST_F(DecodePlanTest, ScaleMustBeFiniteAndNotNegative) {
   DecodeParams p = shape(2, 128);
   for (float bad : {-0.125f, std::numeric_limits<float>::infinity(),
                     std::numeric_limits<float>::quiet_NaN()}) {
     DecodeParams q = p;
     q.scale = bad;
-    auto d = Decode::plan(*dev, q, opts);
+    auto d = Decode::plan(**dev, q, opts);
     ASSERT_FALSE(d.ok());
     EXPECT_TRUE(contains(d.error(), "must be finite and >= 0")) << d.error();
   }
   // A good plan; runs with a bad scale are refused before any launch.
-  auto d = Decode::plan(*dev, p, opts);
+  auto d = Decode::plan(**dev, p, opts);
   ASSERT_TRUE(d.ok()) << d.error();
-  allocate(f, *dev, p);
+  allocate(f, **dev, p);
   int before = fake()->launches;
   DecodeParams q = p;
   q.scale = -1.0f;
@@ -72,18 +83,13 @@ TEST(DecodePlanTest, ScaleMustBeFiniteAndNotNegative) {
   EXPECT_EQ(fake()->launches, before + 1); // one split: no combine
 }
 
-TEST(DecodePlanTest, AnyBatchRunsAndTooManyRowsAreRefused) {
+TEST_F(DecodePlanTest, AnyBatchRunsAndTooManyRowsAreRefused) {
   // The grid is (batch, kvHeads, splits): batch = 70000 is one launch along
   // x. Only the query rows (the combine's i32 row numbers) are bounded.
-  AttentionFixture f;
-  ASSERT_TRUE(fake());
-  auto dev = Device::open();
-  ASSERT_TRUE(dev.ok()) << dev.error();
-  DecodeOptions opts{f.options().jit, kernelDir()};
   DecodeParams p = shape(70000, 64);
-  auto d = Decode::plan(*dev, p, opts);
+  auto d = Decode::plan(**dev, p, opts);
   ASSERT_TRUE(d.ok()) << d.error();
-  allocate(f, *dev, p);
+  allocate(f, **dev, p);
   int before = fake()->launches;
   Status s = d->run(p);
   ASSERT_TRUE(s.ok()) << s.message();
@@ -96,23 +102,18 @@ TEST(DecodePlanTest, AnyBatchRunsAndTooManyRowsAreRefused) {
   big.kvHeads = 64;
   big.group = 32; // 2^31 query rows
   std::size_t calls = f.compiler.calls.size();
-  auto refused = Decode::plan(*dev, big, opts);
+  auto refused = Decode::plan(**dev, big, opts);
   ASSERT_FALSE(refused.ok());
   EXPECT_TRUE(contains(refused.error(), "2147483648 query rows exceed 2^31 - 1"))
       << refused.error();
   EXPECT_EQ(f.compiler.calls.size(), calls); // refused before compiling
 }
 
-TEST(DecodePlanTest, PlanLineSaysHowTheSplitsWereChosen) {
+TEST_F(DecodePlanTest, PlanLineSaysHowTheSplitsWereChosen) {
   // The fake driver has 132 SMs; two decode programs fit on each.
-  AttentionFixture f;
-  ASSERT_TRUE(fake());
-  auto dev = Device::open();
-  ASSERT_TRUE(dev.ok()) << dev.error();
-  DecodeOptions opts{f.options().jit, kernelDir()};
   fake()->programsPerSM = 2;
   auto expectPlan = [&](const DecodeParams &p, int splits, const char *why) {
-    auto d = Decode::plan(*dev, p, opts);
+    auto d = Decode::plan(**dev, p, opts);
     ASSERT_TRUE(d.ok()) << d.error();
     EXPECT_EQ(d->splits(), splits);
     EXPECT_TRUE(contains(d->planLine(), why)) << d->planLine();
