@@ -30,7 +30,7 @@ DECODE = ROOT / "examples" / "attention" / "decode.tile"
 COMBINE = ROOT / "examples" / "attention" / "decode_combine.tile"
 BATCHES, KVLENS, HEADS, PAGES = [1, 16, 64, 128], [1024, 4096, 16384, 65536], [(32, 8), (64, 8)], [16, 128]
 BN = 128  # keys per decode iteration (decode.tile's BN)
-COMBINE_ROWS = 16  # decode_combine.tile's R
+COMBINE_ROWS = 1  # rows per decode_combine.tile program
 
 
 def num_splits(programs, blocks, sms, per_sm, max_splits=128, paged=False):
@@ -90,7 +90,7 @@ class Decode:
         defs = dict(BN=a.bn, PAGE=page, D=D, G=G, T=T)
         self.ptx, self.man = compile_kernel(a.tilec, DECODE, a.arch, defs, f"{workdir}/dec_{tag}",
                                             [f"-num-warps={warps}", f"-index-ahead={str(ahead).lower()}"])
-        self.cptx, self.cman = compile_kernel(a.tilec, COMBINE, a.arch, dict(R=COMBINE_ROWS, D=D, T=T),
+        self.cptx, self.cman = compile_kernel(a.tilec, COMBINE, a.arch, dict(D=D, T=T),
                                               f"{workdir}/comb_{tag}")
         self.page, self.bn = page, a.bn
 

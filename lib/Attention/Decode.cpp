@@ -67,7 +67,6 @@ struct Decode::Impl {
   DeviceBuffer oPart, lsePart, lse;
   std::string planLine;
   static constexpr int kBlockKeys = 128; // decode.tile's BN
-  static constexpr int kCombineRows = 16; // decode_combine.tile's R
 };
 
 namespace {
@@ -233,8 +232,9 @@ Status Decode::run(const DecodeParams &params) {
       KernelArg::pointer(oPart, "f32"), KernelArg::pointer(lsePart, "f32"),
       KernelArg::pointer(p.o, t),       KernelArg::pointer(lse, "f32"),
       KernelArg::int32(int(rows)),      KernelArg::int32(splits)};
-  unsigned programs = unsigned((rows + Impl::kCombineRows - 1) / Impl::kCombineRows);
-  if (Status s = impl_->combine.launch({programs, 1, 1}, cargs, p.stream); !s.ok())
+  // decode_combine.tile: one row per program.
+  if (Status s = impl_->combine.launch({unsigned(rows), 1, 1}, cargs, p.stream);
+      !s.ok())
     return s.withContext("decode: combine");
   return Status();
 }
