@@ -36,12 +36,11 @@ int decodeSplits(long programs, long blocks, long sms, long perSM,
   // a second resident program, while every extra program adds a prologue
   // (Q load, the first block's latency) and a partial for the combine. On
   // an H100 (132 SMs, two decode programs per SM), batch 1 / 8 KV heads /
-  // 64k keys read 2.54-2.58 TB/s at 16 splits (128 programs), 2.28-2.37
-  // at 29 and 2.32 at 33 (264 programs, every slot filled). A paged
-  // program alone on an SM reads 0.75-0.79x contiguous (its page-id wait
-  // is not the cause: ids loaded a block ahead measured slower), and
-  // there the second resident program pays (2.22 TB/s at 29 splits, 1.98
-  // at 16).
+  // 64k keys read 2.71 TB/s at 16 splits (128 programs) and 2.66 at 29.
+  // A paged program alone on an SM reads 0.86x contiguous (its prefetch
+  // issues only after the block's math, behind the page-id loads and row
+  // arithmetic), and there the second resident program pays (2.65 TB/s
+  // at 29 splits, 2.33 at 16).
   if (onePerSM(programs, sms, paged))
     return int(std::min(limit, sms / programs));
   // More: FlashDecoding's rule over every resident slot.
