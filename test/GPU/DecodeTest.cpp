@@ -188,7 +188,11 @@ int main(int argc, char **argv) {
            std::vector<std::tuple<int, int, int, bool, int>>{
                {1, 1, 64, false, 1}, {4, 1, 16, true, 1}, {8, 1, 16, true, 3},
                {4, 4, 128, true, 1}, {16, 1, 32, true, 4}, {2, 8, 16, false, 2},
-               {4, 2, 256, true, 5}})
+               {4, 2, 256, true, 5},
+               // More splits than decode_combine.tile loads at once (S = 32):
+               // its online max over two chunks, most splits of the short
+               // sequences empty (LSE -inf).
+               {1, 1, 16, true, 40}})
         configs.push_back({t, d, g, ql, page, nhd, splits});
     }
 
