@@ -30,7 +30,6 @@ DECODE = ROOT / "examples" / "attention" / "decode.tile"
 COMBINE = ROOT / "examples" / "attention" / "decode_combine.tile"
 BATCHES, KVLENS, HEADS, PAGES = [1, 16, 64, 128], [1024, 4096, 16384, 65536], [(32, 8), (64, 8)], [16, 128]
 BN = 128  # keys per decode iteration (decode.tile's BN)
-COMBINE_ROWS = 1  # rows per decode_combine.tile program
 
 
 def num_splits(programs, blocks, sms, per_sm, max_splits=128, paged=False):
@@ -112,7 +111,7 @@ class Decode:
         launch = fwd.KernelLauncher(self.man, f.ptr, (B, hkv, splits), (block, 1, 1),
                                     int(self.man.get("sharedMemoryBytes", 0)), stream, keep=keep)
         rows = B * s["Hq"]
-        combine = fwd.KernelLauncher(self.cman, cf.ptr, (math.ceil(rows / COMBINE_ROWS), 1, 1), (cblock, 1, 1),
+        combine = fwd.KernelLauncher(self.cman, cf.ptr, (rows, 1, 1), (cblock, 1, 1),
                                      int(self.cman.get("sharedMemoryBytes", 0)), stream, keep=keep)
         dev = "cuda"
         o_part = torch.empty(rows * splits * s["D"], device=dev, dtype=torch.float32)
