@@ -67,6 +67,11 @@ def self_test():
     print("self-test: ok")
 
 
+def schedule_tag(schedule):
+    """A file- and column-friendly name for a schedule string (`cp_async=1,num_stages=2`)."""
+    return "".join(ch if ch.isalnum() else "_" for ch in schedule)
+
+
 def compile_kernel(exe, tile, arch, defines, out, flags=()):
     args = [exe, str(tile), f"-arch={arch}", "-o", out, *flags]
     for k, v in defines.items():
@@ -84,14 +89,17 @@ def compile_kernel(exe, tile, arch, defines, out, flags=()):
 class Decode:
     """decode.tile + decode_combine.tile for one (dtype, D, G, page)."""
 
-    def __init__(self, a, T, D, G, page, workdir, warps=4, ahead=False):
-        tag = f"{T}_d{D}_g{G}_p{page}_w{warps}_ia{int(ahead)}"
-        defs = dict(BN=a.bn, PAGE=page, D=D, G=G, T=T)
-        self.ptx, self.man = compile_kernel(a.tilec, DECODE, a.arch, defs, f"{workdir}/dec_{tag}",
-                                            [f"-num-warps={warps}", f"-index-ahead={str(ahead).lower()}"])
+    def __init__(self, a, T, D, G, page, workdir, warps=4, ahead=False, bn=None, schedule=""):
+        bn = bn or a.bn[0]
+        tag = f"{T}_d{D}_g{G}_p{page}_w{warps}_ia{int(ahead)}_bn{bn}_s{schedule_tag(schedule)}"
+        defs = dict(BN=bn, PAGE=page, D=D, G=G, T=T)
+        flags = [f"-num-warps={warps}", f"-index-ahead={str(ahead).lower()}"]
+        if schedule:
+            flags.append(f"-schedule={schedule}")
+        self.ptx, self.man = compile_kernel(a.tilec, DECODE, a.arch, defs, f"{workdir}/dec_{tag}", flags)
         self.cptx, self.cman = compile_kernel(a.tilec, COMBINE, a.arch, dict(D=D, T=T),
                                               f"{workdir}/comb_{tag}")
-        self.page, self.bn = page, a.bn
+        self.page, self.bn = page, bn
 
     def runner(self, s, splits_override=None):
         import cupy
@@ -193,7 +201,11 @@ def parse_args(argv=None):
     p.add_argument("--kv", nargs="+", type=int, default=KVLENS)
     p.add_argument("--heads", nargs="+", default=[f"{a}/{b}" for a, b in HEADS], help="Hq/Hkv pairs")
     p.add_argument("--page", nargs="+", type=int, default=PAGES, help="0: the contiguous cache")
-    p.add_argument("--bn", type=int, default=BN, help=f"keys per decode iteration (default {BN})")
+    p.add_argument("--bn", type=int, nargs="+", default=[BN],
+                   help=f"keys per decode iteration (default {BN}; several: one provider each)")
+    p.add_argument("--schedule", nargs="+", default=[""],
+                   help="schedule fields for decode.tile as name=value pairs (e.g. cp_async=1,num_stages=2); "
+                        "each a provider; \"\": the kernel's own")
     p.add_argument("--warps", nargs="+", type=int, default=[4], help="decode.tile's num_warps (each a provider)")
     p.add_argument("--index-ahead", nargs="+", choices=["off", "on"], default=["off"],
                    help="paged: page ids loaded a block further ahead (the schedule's index_ahead), "
@@ -236,9 +248,11 @@ def main(argv=None):
         a.arch = a.arch or "sm_90a"
         for hq, hkv in a.heads:
             for page in a.page:
-                for w, ahead in itertools.product(a.warps, (False, True) if page else (False,)):
-                    d = Decode(a, T, 128, hq // hkv, page, work, w, ahead)
-                    print(f"compiled decode G={hq // hkv} page={page} warps={w} index_ahead={ahead}: "
+                for w, ahead, bn, sched in itertools.product(
+                        a.warps, (False, True) if page else (False,), a.bn, a.schedule):
+                    d = Decode(a, T, 128, hq // hkv, page, work, w, ahead, bn, sched)
+                    print(f"compiled decode G={hq // hkv} page={page} warps={w} index_ahead={ahead} "
+                          f"BN={bn} schedule={sched or '-'}: "
                           f"{d.ptx} ({d.man['blockSize']} threads), combine {d.cptx}")
         print("dry run: ok")
         return 0
@@ -282,16 +296,18 @@ def main(argv=None):
                         kc, vc, table = k, v, torch.zeros(1, device="cuda", dtype=torch.int32)
                     inputs = (q, kc, vc, table, lens)
                     modes = sorted({m == "on" and page > 0 for m in a.index_ahead})
-                    for w, ahead, forced in itertools.product(a.warps, modes, a.splits):
-                        key = (hq // hkv, page, w, ahead)
+                    for w, ahead, bn, sched, forced in itertools.product(a.warps, modes, a.bn, a.schedule,
+                                                                         a.splits):
+                        key = (hq // hkv, page, w, ahead, bn, sched)
                         if key not in kernels:
-                            kernels[key] = Decode(a, T, 128, hq // hkv, page, work, w, ahead)
+                            kernels[key] = Decode(a, T, 128, hq // hkv, page, work, w, ahead, bn, sched)
                         fn = kernels[key].runner(s, forced or None)
                         o = fn(*inputs)
                         err = ((o.float() - ref.float()).norm() / ref.float().norm()).item()
                         ms, _ = fwd.time_ms(fn, [inputs], 20, a.min_ms, a.warmup_ms)
                         name = ((f"tilec-page{page}" if page else "tilec-contig") + (f"-w{w}" if w != 4 else "")
-                                + ("-ia" if ahead else ""))
+                                + ("-ia" if ahead else "") + (f"-bn{bn}" if len(a.bn) > 1 else "")
+                                + (f"+{sched}" if sched else ""))
                         rows.append(dict(s, provider=name, page=page, splits=s["splits"], us=ms * 1e3,
                                          gbps=kv_bytes / ms / 1e6, err=err))
                         print_row(rows[-1], peak)

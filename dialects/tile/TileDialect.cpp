@@ -239,7 +239,7 @@ ScheduleAttr mlir::tile::toAttr(MLIRContext *ctx, const ::tile::Schedule &s) {
   return ScheduleAttr::get(ctx, s.numWarps, s.minBlocks, s.numStages, s.tma,
                            s.tmaA, s.tmaStore, s.pingpong, s.producer,
                            s.persistent, s.ctaPrograms, s.l2Group, s.reverseX,
-                           s.indexAhead);
+                           s.indexAhead, s.cpAsync);
 }
 
 static ::tile::Schedule makeSchedule(int64_t numWarps, int64_t minBlocks,
@@ -247,7 +247,8 @@ static ::tile::Schedule makeSchedule(int64_t numWarps, int64_t minBlocks,
                                      bool tmaStore, bool pingpong,
                                      bool producer, bool persistent,
                                      int64_t ctaPrograms, int64_t l2Group,
-                                     bool reverseX, bool indexAhead) {
+                                     bool reverseX, bool indexAhead,
+                                     bool cpAsync) {
   ::tile::Schedule s;
   s.numWarps = numWarps;
   s.minBlocks = minBlocks;
@@ -262,6 +263,7 @@ static ::tile::Schedule makeSchedule(int64_t numWarps, int64_t minBlocks,
   s.l2Group = l2Group;
   s.reverseX = reverseX;
   s.indexAhead = indexAhead;
+  s.cpAsync = cpAsync;
   return s;
 }
 
@@ -270,7 +272,7 @@ static ::tile::Schedule makeSchedule(int64_t numWarps, int64_t minBlocks,
                       a.getTma(), a.getTmaA(), a.getTmaStore(),
                       a.getPingpong(), a.getProducer(), a.getPersistent(),
                       a.getCtaPrograms(), a.getL2Group(), a.getReverseX(),
-                      a.getIndexAhead());
+                      a.getIndexAhead(), a.getCpAsync());
 }
 
 // The one check of a schedule is tile::Schedule::validate().
@@ -280,11 +282,11 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                    bool tmaStore, bool pingpong, bool producer,
                                    bool persistent, int64_t ctaPrograms,
                                    int64_t l2Group, bool reverseX,
-                                   bool indexAhead) {
+                                   bool indexAhead, bool cpAsync) {
   std::string why =
       makeSchedule(numWarps, minBlocks, numStages, tma, tmaA, tmaStore,
                    pingpong, producer, persistent, ctaPrograms, l2Group,
-                   reverseX, indexAhead)
+                   reverseX, indexAhead, cpAsync)
           .validate();
   if (!why.empty())
     return emitError() << "invalid schedule: " << why;

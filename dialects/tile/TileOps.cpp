@@ -222,6 +222,24 @@ LogicalResult TmaWaitOp::verify() {
   return success();
 }
 
+LogicalResult AsyncCopyOp::verify() {
+  TileType ptr = tileOf(getPtr());
+  if (ptr.getRank() != 2 || getInnerDim() > 1)
+    return emitOpError("pointers must be a 2-D tile and `inner_dim` 0 or 1");
+  if (getStages() < 2 || int64_t(getSlot()) < 0)
+    return emitOpError("needs stages >= 2 and slot >= 0");
+  if (getMask() && (failed(sameShape(*this, ptr, tileOf(getMask()), "mask")) ||
+                    failed(sameLayout(*this, ptr, tileOf(getMask()), "mask"))))
+    return failure();
+  return success();
+}
+
+LogicalResult AsyncViewOp::verify() {
+  if (getType().getRank() != 2 || getInnerDim() > 1)
+    return emitOpError("result must be a 2-D tile and `inner_dim` 0 or 1");
+  return success();
+}
+
 LogicalResult StoreOp::verify() {
   TileType ptr = tileOf(getPtr()), val = tileOf(getValue());
   if (failed(sameShape(*this, ptr, val, "value")) ||

@@ -409,6 +409,80 @@ def Tile_TmaWaitOp : Tile_Op<"tma_wait", [MemoryEffects<[MemRead]>]> {
   let hasVerifier = 1;
 }
 
+def Tile_AsyncCopyOp : Tile_Op<"async_copy", [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Start copying a tile from global memory into a shared-memory ring stage (cp.async)";
+  let description = [{
+    Made by `tile-async-copies` (schedule cp_async = true) from a
+    `tile.load` whose only readers are mma.sync dots' B operands. Each
+    element's pointer is `ptr`; where `mask` is false nothing is read and
+    the element becomes zero. The tile lands in stage `stage` (in
+    [0, stages)) of shared-memory slot `slot`: row-major along dimension
+    `inner_dim` (the contiguous one in global memory), rows 8 elements
+    longer than the tile's (16 bytes, so that the 8 rows an ldmatrix
+    reads fall in different banks). Nothing waits for it: the copy joins
+    the thread's open group of copies, which `tile.async_commit` closes
+    and `tile.async_wait` waits for.
+
+    ```mlir
+    tile.async_copy %ptrs, %stage, %mask {slot = 0 : i64, stages = 3 : i64, inner_dim = 1 : i64} : !tile.tile<64x128x!tile.ptr<bf16>>, !tile.tile<64x128xi1>
+    ```
+  }];
+  let arguments = (ins Tile_PtrTile:$ptr, I32:$stage, Optional<Tile_BoolTile>:$mask,
+                       I64Attr:$slot, I64Attr:$stages, I64Attr:$inner_dim);
+  let assemblyFormat = [{
+    $ptr `,` $stage (`,` $mask^)? attr-dict `:` type($ptr) (`,` type($mask)^)?
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_AsyncCommitOp : Tile_Op<"async_commit", [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Close the thread's open group of tile.async_copy copies";
+  let description = [{
+    `cp.async.commit_group`: the copies started since the last commit form
+    one group, which `tile.async_wait` counts.
+
+    ```mlir
+    tile.async_commit
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
+def Tile_AsyncWaitOp : Tile_Op<"async_wait", [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Wait for all but the newest groups of copies, then a CTA barrier";
+  let description = [{
+    `cp.async.wait_group pending` (every group but the `pending` most
+    recently committed has landed), then a barrier of the program's
+    threads: after it, every thread's landed copies are visible to all,
+    and every thread is done with what it read before it (so a stage
+    read before the barrier may be copied into after it).
+
+    ```mlir
+    tile.async_wait {pending = 1 : i64}
+    ```
+  }];
+  let arguments = (ins I64Attr:$pending);
+  let assemblyFormat = "attr-dict";
+}
+
+def Tile_AsyncViewOp : Tile_Op<"async_view", [MemoryEffects<[MemRead]>]> {
+  let summary = "The tile in a stage of a cp.async ring, read in place by mma.sync dots";
+  let description = [{
+    The tile `tile.async_copy` put in stage `stage` of slot `slot`, once a
+    `tile.async_wait` has seen it land. Its uses must be `tile.dot` B
+    operands lowered to mma.sync, which read it from shared memory with
+    ldmatrix (no registers, no staging). `inner_dim` repeats the copies'.
+
+    ```mlir
+    %v = tile.async_view %stage {slot = 0 : i64, inner_dim = 1 : i64} : i32 -> !tile.tile<64x128xbf16>
+    ```
+  }];
+  let arguments = (ins I32:$stage, I64Attr:$slot, I64Attr:$inner_dim);
+  let results = (outs Tile_ValueTile:$result);
+  let assemblyFormat = "$stage attr-dict `:` type($stage) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 def Tile_TmaStoreOp : Tile_Op<"tma_store", [MemoryEffects<[MemRead, MemWrite]>]> {
   let summary = "Store a 2-D tile to global memory with a bulk tensor copy (TMA)";
   let description = [{

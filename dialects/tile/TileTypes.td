@@ -73,7 +73,8 @@ def Tile_ScheduleAttr : AttrDef<Tile_Dialect, "Schedule"> {
     DefaultValuedParameter<"int64_t", "1">:$cta_programs,
     DefaultValuedParameter<"int64_t", "0">:$l2_group,
     DefaultValuedParameter<"bool", "false">:$reverse_x,
-    DefaultValuedParameter<"bool", "false">:$index_ahead);
+    DefaultValuedParameter<"bool", "false">:$index_ahead,
+    DefaultValuedParameter<"bool", "false">:$cp_async);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }

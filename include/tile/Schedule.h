@@ -29,6 +29,10 @@ struct Schedule {
   /// A prefetched gather's index loads (page ids) one iteration further
   /// ahead, carried in registers, so the gather does not wait for them.
   bool indexAhead = false;
+  /// Loop loads of mma.sync dots' B operands (dots that stay off wgmma:
+  /// sm_80, or M < 64) by cp.async into a shared-memory ring of
+  /// numStages stages instead of register prefetch.
+  bool cpAsync = false;
   // Warpgroup roles.
   bool pingpong = true;    ///< two consumer warpgroups take turns (8 warps)
   bool producer = false;   ///< a producer warpgroup issues the TMA copies

@@ -64,6 +64,7 @@ void ::tile::buildTileOptPipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(mlir::tile::createTileCtaSharedLoops());
   pm.addPass(mlir::tile::createTileTmaLoads());
+  pm.addPass(mlir::tile::createTileAsyncCopies());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(mlir::tile::createTilePipelineLoads());
   pm.addPass(mlir::tile::createTileSplitMaskedLoops());

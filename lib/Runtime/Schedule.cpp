@@ -34,6 +34,7 @@ const Field kFields[] = {
     {"l2_group", nullptr, &Schedule::l2Group, 0, 1 << 20, false},
     {"reverse_x", &Schedule::reverseX, nullptr, 0, 1, false},
     {"index_ahead", &Schedule::indexAhead, nullptr, 0, 1, false},
+    {"cp_async", &Schedule::cpAsync, nullptr, 0, 1, false},
 };
 
 std::string rangeError(const Field &f, int64_t v) {
@@ -46,7 +47,8 @@ std::string rangeError(const Field &f, int64_t v) {
 
 const char *tile::scheduleFieldNames() {
   return "num_warps, min_blocks, num_stages, tma, tma_a, tma_store, pingpong, "
-         "producer, persistent, cta_programs, l2_group, reverse_x, index_ahead";
+         "producer, persistent, cta_programs, l2_group, reverse_x, index_ahead, "
+         "cp_async";
 }
 
 std::string Schedule::validate() const {

@@ -221,6 +221,23 @@ struct Assigner {
           uniform(st, storeLayout(st));
           return success();
         })
+        .Case([&](AsyncCopyOp c) {
+          // 16 bytes per thread along the contiguous dimension, as a
+          // load's: one cp.async per 8 16-bit elements.
+          auto t = cast<TileType>(c.getPtr().getType());
+          uniform(c, getBlockedLayout(ctx, t.getShape(), numWarps,
+                                      unsigned(c.getInnerDim()), 8));
+          return success();
+        })
+        .Case([&](AsyncViewOp v) {
+          // Read in place by mma.sync (ldmatrix): the layout only names
+          // the contiguous dimension.
+          auto t = cast<TileType>(v.getType());
+          v.getResult().setType(with(
+              t, getBlockedLayout(ctx, t.getShape(), numWarps,
+                                  unsigned(v.getInnerDim()), 8)));
+          return success();
+        })
         .Case([&](TmaWaitOp w) {
           // Read in place from shared memory by wgmma; the layout only
           // names the contiguous dimension.

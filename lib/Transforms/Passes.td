@@ -182,6 +182,33 @@ def TileTmaLoads : Pass<"tile-tma-loads", "mlir::ModuleOp"> {
                            "mlir::scf::SCFDialect"];
 }
 
+def TileAsyncCopies : Pass<"tile-async-copies", "mlir::ModuleOp"> {
+  let summary = "Turn loop loads of mma.sync dots' B operands into cp.async rings";
+  let description = [{
+    Pipeline stage 3, after `tile-tma-loads` and before
+    `tile-pipeline-loads`; only in kernels whose schedule has `cp_async`.
+    A `tile.load` in an `scf.for` body whose readers are all B operands of
+    dots that lower to mma.sync (any dot on sm_80; on sm_90a, dots that
+    cannot be wgmma), of a 2-D f16/bf16 tile with a contiguous dimension,
+    masked elements zero, and an address computed from the induction
+    variable and loop invariants only (index loads included), becomes a
+    ring of `num_stages` shared-memory stages (fewer, down to 2, where the
+    kernel's rings would not fit): `tile.async_copy` of iterations 0 ..
+    S-2 before the loop, at the top of each iteration `tile.async_wait`
+    (S-2 pending, then a CTA barrier) and the copy of iteration i + S-1,
+    and `tile.async_view` of stage i % S in place of the load. With
+    `remarks`, each such load that stays a load says why.
+  }];
+  let options = [
+    Option<"arch", "arch", "std::string", /*default=*/"\"\"",
+           "Target GPU (sm_80 or sm_90a); empty: the module's tile.arch">,
+    Option<"remarks", "remarks", "bool", /*default=*/"false",
+           "Remark at each dot operand load that stays off cp.async, with why">
+  ];
+  let dependentDialects = ["mlir::tile::TileDialect", "mlir::arith::ArithDialect",
+                           "mlir::scf::SCFDialect"];
+}
+
 def TileCtaSharedLoops : Pass<"tile-cta-shared-loops", "mlir::ModuleOp"> {
   let summary = "The programs of a CTA run one loop to the largest of their bounds";
   let description = [{

@@ -20,6 +20,7 @@
 // (docs/schedule.md).
 //
 //===----------------------------------------------------------------------===//
+#include "lib/Transforms/LoopSlice.h"
 #include "lib/Transforms/Passes.h"
 
 #include "mlir/IR/IRMapping.h"
@@ -36,53 +37,6 @@ using namespace mlir;
 using namespace mlir::tile;
 
 namespace {
-/// The ops of `loop`'s body that compute the operands of `load`, in program
-/// order; failure when they depend on a loop-carried value or on an op with
-/// side effects or regions.
-FailureOr<SmallVector<Operation *>> addressSlice(scf::ForOp loop, LoadOp load) {
-  llvm::SetVector<Operation *> slice;
-  SmallVector<Value> work(load->getOperands());
-  Block *body = loop.getBody();
-  while (!work.empty()) {
-    Value v = work.pop_back_val();
-    if (v == loop.getInductionVar())
-      continue;
-    if (auto arg = dyn_cast<BlockArgument>(v)) {
-      if (arg.getOwner() == body)
-        return failure(); // a loop-carried value
-      continue;
-    }
-    Operation *def = v.getDefiningOp();
-    if (!loop->isProperAncestor(def))
-      continue; // loop invariant
-    // A load in the slice (a gather's indices: page ids from a block
-    // table) is cloned for the next iteration too, masked like the load.
-    if (def->getBlock() != body || def->getNumRegions() ||
-        !(isPure(def) || isa<LoadOp>(def)))
-      return failure();
-    if (slice.insert(def))
-      work.append(def->operand_begin(), def->operand_end());
-  }
-  SmallVector<Operation *> ordered(slice.begin(), slice.end());
-  llvm::sort(ordered, [](Operation *a, Operation *b) {
-    return a->isBeforeInBlock(b);
-  });
-  return ordered;
-}
-
-/// `load` with the operands `map` gives, masked with the scalar `inRange`.
-Value maskedLoad(OpBuilder &b, LoadOp load, IRMapping &map, Value inRange) {
-  Location loc = load.getLoc();
-  auto ptrType = cast<TileType>(load.getPtr().getType());
-  Value mask = SplatOp::create(
-      b, loc, TileType::get(ptrType.getShape(), b.getI1Type()), inRange);
-  if (load.getMask())
-    mask = AndOp::create(b, loc, map.lookupOrDefault(load.getMask()), mask);
-  Value other = load.getOther() ? map.lookupOrDefault(load.getOther()) : Value();
-  return LoadOp::create(b, loc, load.getType(),
-                        map.lookupOrDefault(load.getPtr()), mask, other);
-}
-
 /// True when `op`'s results reach, through pure ops, the pointer or mask of
 /// a load (a gather's index load: it moves ahead inside the gather's slice).
 bool feedsLoadAddress(Operation *op, int depth = 16) {
@@ -99,27 +53,12 @@ bool feedsLoadAddress(Operation *op, int depth = 16) {
   return false;
 }
 
-/// Clones the slice with the induction variable set to `iv` and loads,
-/// masked with `iv < ub` (loads inside the slice too).
+/// `load` for iteration `iv`, through a clone of its slice.
 Value loadAt(OpBuilder &b, scf::ForOp loop, LoadOp load,
              ArrayRef<Operation *> slice, Value oldIv, Value iv) {
-  Location loc = load.getLoc();
   IRMapping map;
-  map.map(oldIv, iv);
-  Value inRange;
-  auto inRangeNow = [&] {
-    if (!inRange)
-      inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, iv,
-                                      loop.getUpperBound());
-    return inRange;
-  };
-  for (Operation *op : slice) {
-    if (auto inner = dyn_cast<LoadOp>(op))
-      map.map(inner.getResult(), maskedLoad(b, inner, map, inRangeNow()));
-    else
-      b.clone(*op, map);
-  }
-  return maskedLoad(b, load, map, inRangeNow());
+  Value inRange = cloneSliceAt(b, loop, slice, oldIv, iv, map);
+  return maskedLoad(b, load, map, inRange);
 }
 
 LogicalResult pipeline(scf::ForOp loop, LoadOp load, RewriterBase &rewriter) {

@@ -65,6 +65,9 @@ cl::opt<bool> reverseX("reverse-x", cl::cat(category),
 cl::opt<bool> indexAhead("index-ahead", cl::cat(category),
                          cl::desc("A prefetched gather's index loads (page "
                                   "ids) one more iteration ahead"));
+cl::opt<bool> cpAsync("cp-async", cl::cat(category),
+                      cl::desc("Loop loads of mma.sync dots' B operands by "
+                               "cp.async into a shared-memory ring"));
 
 const std::pair<cl::opt<int64_t> *, const char *> intFlags[] = {
     {&numWarps, "num_warps"},     {&numStages, "num_stages"},
@@ -74,7 +77,8 @@ const std::pair<cl::opt<bool> *, const char *> boolFlags[] = {
     {&tma, "tma"},           {&tmaA, "tma_a"},
     {&tmaStore, "tma_store"}, {&pingpong, "pingpong"},
     {&producer, "producer"}, {&persistent, "persistent"},
-    {&reverseX, "reverse_x"}, {&indexAhead, "index_ahead"}};
+    {&reverseX, "reverse_x"}, {&indexAhead, "index_ahead"},
+    {&cpAsync, "cp_async"}};
 } // namespace
 
 std::string tilec::scheduleFromFlags(tile::Schedule &out) {

@@ -37,7 +37,8 @@ struct DotLowering : TilePattern<DotOp> {
 
   LogicalResult lowerMma(DotOp op, OpAdaptor a, ConversionPatternRewriter &rw,
                          Type elt) const {
-    if (state.arch == "sm_90a")
+    auto view = op.getB().getDefiningOp<AsyncViewOp>();
+    if (state.arch == "sm_90a" && !view)
       if (std::optional<LogicalResult> r = lowerDotToWgmma(
               op, a.getA(), a.getB(), a.getAcc(), rw, kernel(op)))
         return *r;
@@ -54,16 +55,29 @@ struct DotLowering : TilePattern<DotOp> {
     // B goes to shared memory row-major along the dimension its registers
     // run along ([N][K + 8] when they run along K, else [K][N + 8]); the
     // 16-byte row padding puts the 8 rows an ldmatrix reads in different
-    // banks.
-    bool kMajor = leadingRegsAlong(lb, 0) > 1;
-    int64_t ld = (kMajor ? kSize : nSize) + 8;
-    Value buf = sharedBuffer(rw, loc, ki, elt, (kMajor ? nSize : kSize) * ld);
-    ctaBarrier(rw, loc, ki);
-    storeTile(rw, loc, ki, buf, 0, lb, tb.getShape(), a.getB(), ld, kMajor);
-    ctaBarrier(rw, loc, ki);
-    Value base = arith::IndexCastOp::create(
-        rw, loc, rw.getI32Type(),
-        memref::ExtractAlignedPointerAsIndexOp::create(rw, loc, buf));
+    // banks. A stage of a cp.async ring (tile.async_view) already holds it
+    // so, along its contiguous dimension.
+    bool kMajor;
+    int64_t ld;
+    Value base;
+    if (view) {
+      if (int64_t(view.getSlot()) >= int64_t(ki.asyncSlots.size()))
+        return op.emitError("dot reads an async slot without shared memory");
+      const AsyncSlot &slot = ki.asyncSlots[view.getSlot()];
+      kMajor = slot.innerDim == 0;
+      ld = slot.rowElems;
+      base = slot.bufferOf(rw, loc, rw.getRemappedValue(view.getStage()));
+    } else {
+      kMajor = leadingRegsAlong(lb, 0) > 1;
+      ld = (kMajor ? kSize : nSize) + 8;
+      Value buf = sharedBuffer(rw, loc, ki, elt, (kMajor ? nSize : kSize) * ld);
+      ctaBarrier(rw, loc, ki);
+      storeTile(rw, loc, ki, buf, 0, lb, tb.getShape(), a.getB(), ld, kMajor);
+      ctaBarrier(rw, loc, ki);
+      base = arith::IndexCastOp::create(
+          rw, loc, rw.getI32Type(),
+          memref::ExtractAlignedPointerAsIndexOp::create(rw, loc, buf));
+    }
     // The row address each lane gives ldmatrix: lanes 0-7 the rows of the
     // first 8x8 matrix, lanes 8-15 those of the second (k + 8).
     Value laneOffset;

@@ -288,6 +288,8 @@ void lowering::annotateVectorAccesses(Operation *root, bool vectorRed) {
       annotate(op, ld.getPtr(), ld.getMask(), ld.getOther());
     else if (auto st = dyn_cast<StoreOp>(op))
       annotate(op, st.getPtr(), st.getMask(), Value());
+    else if (auto c = dyn_cast<AsyncCopyOp>(op))
+      annotate(op, c.getPtr(), c.getMask(), Value());
     else if (auto at = dyn_cast<AtomicAddOp>(op); at && at->use_empty()) {
       op->setAttr(kReductionAttr, UnitAttr::get(op->getContext()));
       auto vt = cast<TileType>(at.getValue().getType());

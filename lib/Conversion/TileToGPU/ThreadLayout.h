@@ -72,6 +72,17 @@ struct TmaSlot {
   }
 };
 
+/// A shared-memory ring that cp.async copies (tile.async_copy) fill, in
+/// the persistent part of dynamic shared memory after the TMA slots.
+struct AsyncSlot {
+  Value buffer;           ///< i32 shared address of stage 0 (128-byte aligned)
+  int64_t stageBytes = 0; ///< stage s is s * stageBytes after stage 0
+  int64_t rowElems = 0;   ///< elements from one row to the next (padded)
+  int64_t innerDim = 0;   ///< the tile dimension that runs along a row
+  /// i32 address of stage `stage` (an i32 value in [0, stages)).
+  Value bufferOf(OpBuilder &b, Location loc, Value stage) const;
+};
+
 /// Per-kernel values created at the top of each gpu.func.
 struct KernelInfo {
   Value lane;   ///< i32 lane id in [0, 32)
@@ -94,6 +105,7 @@ struct KernelInfo {
   int64_t sharedBytes = 0;      ///< dynamic shared memory needed so far
   int64_t persistentBytes = 0;  ///< bytes before the temporary buffers
   SmallVector<TmaSlot> slots;   ///< by tile.tma_copy `slot`
+  SmallVector<AsyncSlot> asyncSlots; ///< by tile.async_copy `slot`
   Value programCounters;        ///< i64 global address (tile.program_ticket)
   Value programWord;            ///< i32 shared address (tile.share_program)
 };
@@ -211,6 +223,10 @@ Value dynamicSharedBase(OpBuilder &b, Location loc);
 /// the top of the kernel.
 LogicalResult setupTmaSlots(gpu::GPUFuncOp fn, KernelInfo &k);
 
+/// Sets up the shared-memory rings of the tile.async_copy ops of `fn`
+/// (AsyncToGPU.cpp), after the TMA slots and the programs' words.
+LogicalResult setupAsyncSlots(gpu::GPUFuncOp fn, KernelInfo &k);
+
 /// Sets up the ticket counters (a module global) and the shared word and
 /// mbarriers of the dynamic persistent order (ProgramsToGPU.cpp), after
 /// the TMA slots; `arch`: sm_80 or sm_90a.
@@ -255,6 +271,8 @@ void populateTmaPatterns(TypeConverter &tc, RewritePatternSet &p,
                          LoweringState &s);
 void populateProgramPatterns(TypeConverter &tc, RewritePatternSet &p,
                              LoweringState &s);
+void populateAsyncPatterns(TypeConverter &tc, RewritePatternSet &p,
+                           LoweringState &s);
 void populateTurnPatterns(TypeConverter &tc, RewritePatternSet &p,
                           LoweringState &s);
 void populateScalarPatterns(TypeConverter &tc, RewritePatternSet &p,

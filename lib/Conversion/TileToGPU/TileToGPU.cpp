@@ -237,7 +237,9 @@ struct ConvertTileToGPUPass
                       "(producer = true, sm_90a, TMA copies)");
         return signalPassFailure();
       }
-      if (failed(setupTmaSlots(gfn, k)) || failed(setupPrograms(gfn, k, state.arch)))
+      if (failed(setupTmaSlots(gfn, k)) ||
+          failed(setupPrograms(gfn, k, state.arch)) ||
+          failed(setupAsyncSlots(gfn, k)))
         return signalPassFailure();
       if (ws)
         splitWarps(gfn, ws, k);
@@ -282,6 +284,7 @@ struct ConvertTileToGPUPass
     populateDotPatterns(tc, patterns, state);
     populateTmaPatterns(tc, patterns, state);
     populateTurnPatterns(tc, patterns, state);
+    populateAsyncPatterns(tc, patterns, state);
     populateProgramPatterns(tc, patterns, state);
     populateScalarPatterns(tc, patterns, state);
     if (failed(applyPartialConversion(gpuModule, target, std::move(patterns))))
