@@ -10,11 +10,15 @@
 
 #include "tile/Decode.h"
 
+#include "tile/ConfigTable.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <string>
 #include <vector>
 
 namespace tile {
@@ -65,7 +69,6 @@ struct Decode::Impl {
   int splits = 1;
   DeviceBuffer oPart, lsePart, lse;
   std::string planLine;
-  static constexpr int kBlockKeys = 128; // decode.tile's BN
 };
 
 namespace {
@@ -125,15 +128,41 @@ Expected<Decode> Decode::plan(const Device &device, const DecodeParams &params,
   auto impl = std::make_unique<Impl>(device);
   impl->params = params;
   const DecodeParams &p = params;
-  Defines defines = {{"T", typeName(p.dtype)},
-                     {"D", std::to_string(p.headDim)},
-                     {"G", std::to_string(p.group)},
-                     {"QLEN", std::to_string(p.queryLen)},
-                     {"PAGE", std::to_string(p.pageSize)},
-                     {"NHD", p.nhd ? "true" : "false"}};
-  Expected<Kernel> dk = options.jit->loadFile(device, dir + "/decode.tile", defines);
+  // BN and the schedule from the arch's config table, where it has one
+  // (keys T, D, PAGED; size: the longest sequence), else the kernel's own.
+  long maxLen = long(p.maxBlocks) * (p.pageSize ? p.pageSize : 1);
+  KernelConfig config;
+  std::string why;
+  if (!ConfigTable::lookupIfPresent(
+          fmt::format("{}/configs/decode.{}.json", dir, device.archString()),
+          {{"T", typeName(p.dtype)},
+           {"D", std::to_string(p.headDim)},
+           {"PAGED", p.pageSize ? "true" : "false"}},
+          maxLen, config, why))
+    return Status::error("decode: cannot read the config table: " +
+                         why.substr(0, why.find('\n')));
+  Defines defines = config.defines;
+  for (const auto &[k, v] : Defines{{"T", typeName(p.dtype)},
+                                    {"D", std::to_string(p.headDim)},
+                                    {"G", std::to_string(p.group)},
+                                    {"QLEN", std::to_string(p.queryLen)},
+                                    {"PAGE", std::to_string(p.pageSize)},
+                                    {"NHD", p.nhd ? "true" : "false"}})
+    defines[k] = v;
+  Expected<Kernel> dk = options.jit->loadFile(device, dir + "/decode.tile",
+                                              defines, "", config.schedule);
   if (!dk)
     return dk.status().withContext("decode: decode.tile");
+  // Keys per iteration: the table's BN, else the compiled kernel's.
+  long blockKeys = 0;
+  if (auto it = defines.find("BN"); it != defines.end())
+    blockKeys = std::atol(it->second.c_str());
+  else if (auto it = dk->manifest().constants.find("BN");
+           it != dk->manifest().constants.end())
+    blockKeys = std::atol(it->second.c_str());
+  if (blockKeys <= 0)
+    return Status::error("decode: no positive BN in the config table or "
+                         "decode.tile's manifest");
   Expected<Kernel> ck = options.jit->loadFile(
       device, dir + "/decode_combine.tile",
       {{"T", typeName(p.dtype)}, {"D", std::to_string(p.headDim)}});
@@ -142,8 +171,7 @@ Expected<Decode> Decode::plan(const Device &device, const DecodeParams &params,
   impl->decode = dk.take();
   impl->combine = ck.take();
 
-  long maxLen = long(p.maxBlocks) * (p.pageSize ? p.pageSize : 1);
-  long blocks = (maxLen + Impl::kBlockKeys - 1) / Impl::kBlockKeys;
+  long blocks = (maxLen + blockKeys - 1) / blockKeys;
   impl->splits = p.splits;
   std::string splitWhy = "DecodeParams::splits";
   if (!impl->splits) {
@@ -178,11 +206,12 @@ Expected<Decode> Decode::plan(const Device &device, const DecodeParams &params,
     impl->lse = l.take();
   }
   impl->planLine = fmt::format(
-      "decode: {} B={} H_KV={} G={} QLEN={} D={} {} {}, {} split{} ({})",
+      "decode: {} B={} H_KV={} G={} QLEN={} D={} {} {}, {} split{} ({}); "
+      "BN={} ({})",
       typeName(p.dtype), p.batch, p.kvHeads, p.group, p.queryLen, p.headDim,
       p.pageSize ? fmt::format("page {}", p.pageSize) : std::string("contiguous"),
       p.nhd ? "nhd" : "hnd", impl->splits, impl->splits > 1 ? "s" : "",
-      splitWhy);
+      splitWhy, blockKeys, config.origin);
   return Decode(std::move(impl));
 }
 
