@@ -114,6 +114,9 @@ done
 # opt-in: docs/schedule.md).
 [[ -x $DEST/bin/tile-gpu-decode ]] &&
   run_step tile-gpu-decode-index-ahead "$DEST/bin/tile-gpu-decode" --schedule index_ahead
+# K and V through cp.async rings (the schedule's cp_async; docs/schedule.md).
+[[ -x $DEST/bin/tile-gpu-decode ]] &&
+  run_step tile-gpu-decode-cp-async "$DEST/bin/tile-gpu-decode" --schedule cp_async=true,num_stages=2
 # A schedule the backward's tables do not use yet: a producer warpgroup
 # over rings two products read (Q and dO of dK/dV, Kᵀ of dQ). Quick shapes
 # take seconds: a short limit, so a stage-release deadlock costs little.

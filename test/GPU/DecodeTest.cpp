@@ -20,7 +20,7 @@
 //     within the tolerance of the unsplit one.
 //
 // --schedule sets fields of decode.tile's schedule (index_ahead: the page
-// ids a block further ahead).
+// ids a block further ahead; cp_async: K and V through shared-memory rings).
 //
 // Exit: 0 all passed, 1 a failure, 77 no CUDA driver / GPU (ctest: skipped).
 //
