@@ -413,7 +413,8 @@ def Tile_AsyncCopyOp : Tile_Op<"async_copy", [MemoryEffects<[MemRead, MemWrite]>
   let summary = "Start copying a tile from global memory into a shared-memory ring stage (cp.async)";
   let description = [{
     Made by `tile-async-copies` (schedule cp_async = true) from a
-    `tile.load` whose only readers are mma.sync dots' B operands. Each
+    `tile.load` whose only readers are mma.sync dots' B operands (directly
+    or through a `tile.trans`). Each
     element's pointer is `ptr`; where `mask` is false nothing is read and
     the element becomes zero. The tile lands in stage `stage` (in
     [0, stages)) of shared-memory slot `slot`: row-major along dimension
@@ -470,8 +471,9 @@ def Tile_AsyncViewOp : Tile_Op<"async_view", [MemoryEffects<[MemRead]>]> {
   let description = [{
     The tile `tile.async_copy` put in stage `stage` of slot `slot`, once a
     `tile.async_wait` has seen it land. Its uses must be `tile.dot` B
-    operands lowered to mma.sync, which read it from shared memory with
-    ldmatrix (no registers, no staging). `inner_dim` repeats the copies'.
+    operands lowered to mma.sync, directly or through one `tile.trans`,
+    which read it from shared memory with ldmatrix (no registers, no
+    staging). `inner_dim` repeats the copies'.
 
     ```mlir
     %v = tile.async_view %stage {slot = 0 : i64, inner_dim = 1 : i64} : i32 -> !tile.tile<64x128xbf16>

@@ -275,8 +275,11 @@ struct Assigner {
           // memory along the direction its registers run, 16 bytes at a
           // time where a thread holds 16 consecutive bytes): the operand's
           // layout as it is, so a load's rows stay 16-byte stores there;
-          // else (and for mma.sync's ldmatrix staging) the default.
-          bool onlyB = wgmma && !tr->use_empty() &&
+          // else (and for mma.sync's ldmatrix staging) the default. A
+          // cp.async ring's stage (async_view) has no registers to move:
+          // its layout as it is.
+          bool inRing = tr.getSrc().getDefiningOp<AsyncViewOp>() != nullptr;
+          bool onlyB = (wgmma || inRing) && !tr->use_empty() &&
                        llvm::all_of(tr->getUses(), [&](OpOperand &u) {
                          auto d = dyn_cast<DotOp>(u.getOwner());
                          return d && u.getOperandNumber() == 1 &&

@@ -1,7 +1,8 @@
 //===- AsyncCopies.cpp - cp.async rings for mma.sync dots' B operands -----===//
 //
 // Kernels whose schedule has cp_async = true. A tile.load in an scf.for
-// body whose only readers are B operands of dots that lower to mma.sync
+// body whose only readers are B operands (directly or through a trans:
+// K of Q·Kᵀ) of dots that lower to mma.sync
 // (sm_80, or on sm_90a dots that cannot be wgmma: M below 64 rows per
 // warpgroup, as decode's 16) and whose address depends only on the
 // induction variable (gathers through index loads included) becomes a
@@ -85,12 +86,24 @@ std::string problem(scf::ForOp loop, LoadOp ld, bool sm90, int64_t warps,
     return "cp.async rings hold 2-D f16/bf16 tiles";
   if (ld->use_empty())
     return "it has no reader";
+  // Readers: dots' B operands, directly or through one trans (K of
+  // Q·Kᵀ), in the load's block.
+  SmallVector<OpOperand *> uses;
   for (OpOperand &use : ld->getUses()) {
-    auto dot = dyn_cast<DotOp>(use.getOwner());
-    if (!dot || use.getOperandNumber() != 1 || dot.getA() == ld.getResult() ||
+    auto tr = dyn_cast<TransOp>(use.getOwner());
+    if (!tr || tr->getBlock() != ld->getBlock() || tr->use_empty()) {
+      uses.push_back(&use);
+      continue;
+    }
+    for (OpOperand &u : tr->getUses())
+      uses.push_back(&u);
+  }
+  for (OpOperand *use : uses) {
+    auto dot = dyn_cast<DotOp>(use->getOwner());
+    if (!dot || use->getOperandNumber() != 1 || dot.getA() == use->get() ||
         dot->getBlock() != ld->getBlock())
       return "its readers are not all B operands of dots in its loop body "
-             "(read directly, not transposed)";
+             "(directly or through a trans)";
     int64_t m = cast<TileType>(dot.getA().getType()).getDimSize(0);
     if (sm90 && !(warps % 4 || m < 16 * warps || m % 64))
       return "its dot can run on wgmma (TMA rings or register staging serve "

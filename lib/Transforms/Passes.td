@@ -187,8 +187,8 @@ def TileAsyncCopies : Pass<"tile-async-copies", "mlir::ModuleOp"> {
   let description = [{
     Pipeline stage 3, after `tile-tma-loads` and before
     `tile-pipeline-loads`; only in kernels whose schedule has `cp_async`.
-    A `tile.load` in an `scf.for` body whose readers are all B operands of
-    dots that lower to mma.sync (any dot on sm_80; on sm_90a, dots that
+    A `tile.load` in an `scf.for` body whose readers are all B operands
+    (directly or through a `tile.trans`) of dots that lower to mma.sync (any dot on sm_80; on sm_90a, dots that
     cannot be wgmma), of a 2-D f16/bf16 tile with a contiguous dimension,
     masked elements zero, and an address computed from the induction
     variable and loop invariants only (index loads included), becomes a

@@ -116,3 +116,42 @@ module attributes {tile.arch = "sm_90a"} {
     return %r#0, %r#1 : !tile.tile<64x32xf32>, !tile.tile<16x32xf32>
   }
 }
+
+// -----
+
+// Read through a trans (K of Q·Kᵀ, loaded [keys, D] with D contiguous):
+// the view keeps the load's shape and the trans stays between it and the
+// dot (the lowering reads the stage K-major).
+// CHECK-LABEL: func.func @transposed(
+// CHECK: scf.for
+// CHECK-NOT: tile.load
+// CHECK: %[[V:.*]] = tile.async_view %{{.*}} {inner_dim = 1 : i64, slot = 0 : i64} : i32 -> <32x64xbf16>
+// CHECK: %[[T:.*]] = tile.trans %[[V]]
+// CHECK: tile.dot %{{.*}}, %[[T]], %{{.*}}
+module attributes {tile.arch = "sm_80"} {
+  func.func @transposed(%a: !tile.tile<16x64xbf16>, %k: !tile.ptr<bf16>, %n: i32) -> !tile.tile<16x32xf32> attributes {tile.kernel, tile.schedule = #tile.schedule<cp_async = true, num_stages = 2>} {
+    %c0 = arith.constant 0 : i32
+    %c32 = arith.constant 32 : i32
+    %zero = tile.full 0.000000e+00 : f32 : <16x32xf32>
+    %c64 = tile.full 64 : i32 : <32x1xi32>
+    %cols = tile.iota : <64xi32>
+    %cols1 = tile.expand_dims %cols {axis = 0 : i32} : <64xi32> -> <1x64xi32>
+    %colsb = tile.broadcast %cols1 : <1x64xi32> -> <32x64xi32>
+    %ks = tile.splat %k : <32x1x!tile.ptr<bf16>>
+    %r = scf.for %i = %c0 to %n step %c32 iter_args(%acc = %zero) -> (!tile.tile<16x32xf32>) : i32 {
+      %iota = tile.iota : <32xi32>
+      %is = tile.splat %i : <32xi32>
+      %keys = tile.add %is, %iota : <32xi32>
+      %keys1 = tile.expand_dims %keys {axis = 1 : i32} : <32xi32> -> <32x1xi32>
+      %off = tile.mul %keys1, %c64 : <32x1xi32>
+      %p1 = tile.addptr %ks, %off : !tile.tile<32x1x!tile.ptr<bf16>>, !tile.tile<32x1xi32>
+      %pb = tile.broadcast %p1 : <32x1x!tile.ptr<bf16>> -> <32x64x!tile.ptr<bf16>>
+      %p = tile.addptr %pb, %colsb : !tile.tile<32x64x!tile.ptr<bf16>>, !tile.tile<32x64xi32>
+      %kt = tile.load %p : <32x64x!tile.ptr<bf16>> -> <32x64xbf16>
+      %b = tile.trans %kt : <32x64xbf16> -> <64x32xbf16>
+      %d = tile.dot %a, %b, %acc : <16x64xbf16>, <64x32xbf16>, <16x32xf32>
+      scf.yield %d : !tile.tile<16x32xf32>
+    }
+    return %r : !tile.tile<16x32xf32>
+  }
+}

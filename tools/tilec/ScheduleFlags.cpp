@@ -32,7 +32,7 @@ cl::opt<int64_t> numWarps("num-warps", cl::value_desc("N"), cl::cat(category),
                           cl::desc("Warps per program (power of two, 1-32; "
                                    "default 4)"));
 cl::opt<int64_t> numStages("num-stages", cl::value_desc("N"), cl::cat(category),
-                           cl::desc("Stages of each TMA ring (2-4; default 3)"));
+                           cl::desc("Stages of each TMA or cp.async ring (2-4; default 3)"));
 cl::opt<int64_t> minBlocks("min-blocks", cl::value_desc("N"), cl::cat(category),
                            cl::desc("CTAs per SM the registers must allow "
                                     "(0: no hint)"));

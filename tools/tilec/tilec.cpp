@@ -60,7 +60,8 @@ static cl::opt<std::string> kernel("kernel", cl::value_desc("name"),
 static cl::opt<bool>
     remarks("remarks", cl::cat(category),
             cl::desc("Say, at its location, why a dot operand load in a "
-                     "loop stays off the sm_90a TMA rings, and why an fp8 "
+                     "loop stays off the sm_90a TMA rings (and, with "
+                     "cp_async, off the cp.async rings), and why an fp8 "
                      "dot multiplies as f16"));
 static cl::opt<bool>
     timeStages("time-stages", cl::cat(category),

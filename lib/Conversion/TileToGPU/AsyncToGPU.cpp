@@ -170,10 +170,15 @@ struct AsyncViewLowering : TilePattern<AsyncViewOp> {
   LogicalResult
   matchAndRewrite(AsyncViewOp op, OpAdaptor,
                   ConversionPatternRewriter &rw) const override {
-    for (OpOperand &use : op->getUses())
-      if (!isa<DotOp>(use.getOwner()) || use.getOperandNumber() != 1)
+    auto asB = [](OpOperand &use) {
+      return isa<DotOp>(use.getOwner()) && use.getOperandNumber() == 1;
+    };
+    for (OpOperand &use : op->getUses()) {
+      auto tr = dyn_cast<TransOp>(use.getOwner());
+      if (!asB(use) && !(tr && llvm::all_of(tr->getUses(), asB)))
         return op.emitError("an async_view result may only be a dot's B "
-                            "operand");
+                            "operand, directly or through a trans");
+    }
     // No registers: the dot reads the stage.
     auto vt = cast<VectorType>(getTypeConverter()->convertType(op.getType()));
     rw.replaceOpWithNewOp<arith::ConstantOp>(op, vt, rw.getZeroAttr(vt));

@@ -37,7 +37,9 @@ struct DotLowering : TilePattern<DotOp> {
 
   LogicalResult lowerMma(DotOp op, OpAdaptor a, ConversionPatternRewriter &rw,
                          Type elt) const {
-    auto view = op.getB().getDefiningOp<AsyncViewOp>();
+    // B in a cp.async ring's stage, maybe transposed (K of Q·Kᵀ).
+    auto tr = op.getB().getDefiningOp<TransOp>();
+    auto view = (tr ? tr.getSrc() : op.getB()).getDefiningOp<AsyncViewOp>();
     if (state.arch == "sm_90a" && !view)
       if (std::optional<LogicalResult> r = lowerDotToWgmma(
               op, a.getA(), a.getB(), a.getAcc(), rw, kernel(op)))
@@ -64,7 +66,7 @@ struct DotLowering : TilePattern<DotOp> {
       if (int64_t(view.getSlot()) >= int64_t(ki.asyncSlots.size()))
         return op.emitError("dot reads an async slot without shared memory");
       const AsyncSlot &slot = ki.asyncSlots[view.getSlot()];
-      kMajor = slot.innerDim == 0;
+      kMajor = slot.innerDim == (tr ? 1 : 0);
       ld = slot.rowElems;
       base = slot.bufferOf(rw, loc, rw.getRemappedValue(view.getStage()));
     } else {
