@@ -24,7 +24,8 @@ RTOL = 1e-2  # relative L2 error bound for 16-bit outputs
 # fields and defaults, in tile::Schedule::str()'s order:
 SCHEDULE = {"num_warps": 4, "min_blocks": 0, "num_stages": 3, "tma": True, "tma_a": False,
             "tma_store": True, "pingpong": True, "producer": False, "persistent": False,
-            "cta_programs": 1, "l2_group": 0, "reverse_x": False, "index_ahead": False}
+            "cta_programs": 1, "l2_group": 0, "reverse_x": False, "index_ahead": False,
+            "cp_async": False}
 # (lo, hi, power of two) of the integer fields, as lib/Runtime/Schedule.cpp checks them.
 SCHEDULE_RANGES = {"num_warps": (1, 32, True), "min_blocks": (0, 32, False),
                    "num_stages": (2, 4, False), "cta_programs": (1, 8, False),
@@ -33,7 +34,8 @@ SCHEDULE_RANGES = {"num_warps": (1, 32, True), "min_blocks": (0, 32, False),
 # W and ST are always printed, the others where they differ from the default.
 SHORT = {"W": "num_warps", "MB": "min_blocks", "ST": "num_stages", "TMA": "tma", "TA": "tma_a",
          "TS": "tma_store", "PP": "pingpong", "P": "producer", "PS": "persistent",
-         "G": "cta_programs", "L2": "l2_group", "RX": "reverse_x", "IA": "index_ahead"}
+         "G": "cta_programs", "L2": "l2_group", "RX": "reverse_x", "IA": "index_ahead",
+         "CA": "cp_async"}
 # A config given as bare numbers: BM, BN, NUM_WARPS, then (older command lines)
 # MIN_BLOCKS, TMA_STAGES, PRODUCER, PERSISTENT, CTA_PROGRAMS.
 POSITIONAL = ["BM", "BN", "W", "MB", "ST", "P", "PS", "G"]
