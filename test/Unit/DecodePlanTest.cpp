@@ -126,6 +126,8 @@ TEST_F(DecodePlanTest, PlanLineSaysHowTheSplitsWereChosen) {
   expectPlan(p, 16,
              "contiguous nhd, 16 splits (one program per SM: 8 programs, 132 "
              "SMs)");
+  // Keys per block from configs/decode.<arch>.json's default.
+  expectPlan(p, 16, "; BN=128 (default)");
   p.maxBlocks = 3; // 3 key blocks: at most 3 splits
   expectPlan(p, 1, "1 split (one program per SM");
   p.maxBlocks = 300;
